@@ -1,0 +1,90 @@
+# memprof-data - build, test and install.
+#
+#   make            build build/memprof-data, build/libmemprofdata.a
+#   make check      install missing packages, build, run every test
+#   make demo       build and run the main job on the bundled sample data
+#   make install PREFIX=/usr/local
+#
+# CFLAGS default to -O2 -g; CI (CI=true) adds -Werror.
+
+CC      ?= cc
+PREFIX  ?= /usr/local
+BUILD   ?= build
+CFLAGS  ?= -O2 -g
+WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+           -Wno-missing-field-initializers
+ifneq ($(CI),)
+WARN    += -Werror
+endif
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -MMD -MP
+LIBS    := -ldw -lelf -lzstd
+
+CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
+
+LIB_DIRS := src/common src/raw src/indexed src/symbolize src/hashtable
+LIB_SRC  := $(wildcard $(addsuffix /*.c,$(LIB_DIRS)))
+CLI_SRC  := $(wildcard src/cli/*.c)
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
+# The command's modules, minus main(), for tests that drive them directly.
+CLI_LIB_OBJ := $(filter-out $(BUILD)/src/cli/main.o,$(CLI_OBJ))
+
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+TOOL_SRC := $(wildcard tests/tools/*.c)
+TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tests/%)
+
+LIBA := $(BUILD)/libmemprofdata.a
+BIN  := $(BUILD)/memprof-data
+
+.PHONY: all deps deps-check check check-unit check-cli demo install clean
+
+all: $(BIN) $(LIBA)
+
+deps:
+	@scripts/deps.sh build
+
+deps-check:
+	@scripts/deps.sh check
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(LIBA): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BIN): $(CLI_OBJ) $(LIBA)
+	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJ) $(LIBA) $(LIBS)
+
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(CLI_LIB_OBJ) $(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -o $@ $< $(CLI_LIB_OBJ) $(LIBA) \
+		$(LIBS) $(CHECK_LIBS)
+
+$(BUILD)/tests/%: tests/tools/%.c $(CLI_LIB_OBJ) $(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(CLI_LIB_OBJ) $(LIBA) $(LIBS)
+
+check: deps-check
+	@$(MAKE) --no-print-directory all $(UNIT_BIN) $(TOOL_BIN)
+	@tests/run.sh $(BUILD)
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@tests/demo.sh $(BUILD)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
+		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(wildcard man/*.1) $(DESTDIR)$(PREFIX)/share/man/man1/
+	$(if $(wildcard man/*.5),install -m 644 $(wildcard man/*.5) $(DESTDIR)$(PREFIX)/share/man/man5/)
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

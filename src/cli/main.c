@@ -1,0 +1,171 @@
+/*
+ * memprof-data: inspect, merge and compare MemProf heap profiles.
+ *
+ * main() only dispatches: exact command names from a table, as git.c and
+ * perf.c do; "memprof-data help CMD" is "memprof-data CMD --help".
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#ifndef MEMPROF_DATA_VERSION
+#define MEMPROF_DATA_VERSION "0.1.0"
+#endif
+
+const char *cli_progname = "memprof-data";
+
+static const struct cli_command *const commands[] = {
+	&cli_cmd_show,
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void vreport(const char *kind, const char *file, const char *fmt,
+		    va_list ap)
+{
+	fflush(stdout);
+	fprintf(stderr, "%s: %s", cli_progname, kind);
+	if (file)
+		fprintf(stderr, "'%s': ", file);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void cli_error(const char *file, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("", file, fmt, ap);
+	va_end(ap);
+}
+
+void cli_warning(const char *file, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("warning: ", file, fmt, ap);
+	va_end(ap);
+}
+
+int cli_fail(const char *file, const struct mp_err *err)
+{
+	cli_error(file, "%s", mp_errmsg(err));
+	return EXIT_ERROR;
+}
+
+int cli_usage_error(const struct cli_command *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("", NULL, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "usage: %s\n", cmd->synopsis);
+	fprintf(stderr, "Try '%s %s --help' for more information.\n",
+		cli_progname, cmd->name);
+	return EXIT_USAGE;
+}
+
+bool cli_parse_uint(const char *s, unsigned long long min,
+		    unsigned long long max, unsigned long long *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return false;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+int cli_finish_stdout(int rc)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		cli_error(NULL, "write error on standard output: %s",
+			  strerror(errno ? errno : EIO));
+		return rc ? rc : EXIT_ERROR;
+	}
+	return rc;
+}
+
+static const struct cli_command *find_command(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (strcmp(commands[i]->name, name) == 0)
+			return commands[i];
+	return NULL;
+}
+
+static void print_help(FILE *out)
+{
+	fprintf(out,
+		"usage: %s [--version] [--help] COMMAND [ARGS]\n"
+		"\n"
+		"Inspect, merge and compare MemProf heap-allocation profiles.\n"
+		"\n"
+		"Commands:\n", cli_progname);
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(out, "  %-10s %s\n", commands[i]->name,
+			commands[i]->summary);
+	fprintf(out,
+		"\n"
+		"'%s help COMMAND' or '%s COMMAND --help' shows a command's "
+		"options;\n'man %s' and 'man %s-COMMAND' say more.\n",
+		cli_progname, cli_progname, cli_progname, cli_progname);
+}
+
+static int run(const struct cli_command *cmd, int argc, char **argv)
+{
+	return cli_finish_stdout(cmd->run(argc, argv));
+}
+
+int main(int argc, char **argv)
+{
+	const struct cli_command *cmd;
+
+	if (argc < 2) {
+		print_help(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		print_help(stdout);
+		return cli_finish_stdout(EXIT_OK);
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("%s %s\n", cli_progname, MEMPROF_DATA_VERSION);
+		return cli_finish_stdout(EXIT_OK);
+	}
+	if (!strcmp(argv[1], "help")) {
+		char *help_argv[3];
+
+		if (argc < 3) {
+			print_help(stdout);
+			return cli_finish_stdout(EXIT_OK);
+		}
+		cmd = find_command(argv[2]);
+		if (!cmd) {
+			cli_error(NULL, "'%s' is not a command; see '%s --help'",
+				  argv[2], cli_progname);
+			return EXIT_USAGE;
+		}
+		help_argv[0] = argv[2];
+		help_argv[1] = "--help";
+		help_argv[2] = NULL;
+		return run(cmd, 2, help_argv);
+	}
+	cmd = find_command(argv[1]);
+	if (!cmd) {
+		cli_error(NULL, "'%s' is not a command; see '%s --help'",
+			  argv[1], cli_progname);
+		return EXIT_USAGE;
+	}
+	return run(cmd, argc - 1, argv + 1);
+}

@@ -1,0 +1,235 @@
+#include "report.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const sort_names[] = {
+	[SORT_ALLOCS] = "allocs",
+	[SORT_BYTES] = "bytes",
+	[SORT_ACCESSES] = "accesses",
+	[SORT_LIFETIME] = "lifetime",
+};
+
+static const enum mib_field sort_fields[] = {
+	[SORT_ALLOCS] = MIB_AllocCount,
+	[SORT_BYTES] = MIB_TotalSize,
+	[SORT_ACCESSES] = MIB_TotalAccessCount,
+	[SORT_LIFETIME] = MIB_TotalLifetime,
+};
+
+/* The fields the summary totals: the ones a reader asks for first. */
+static const enum mib_field summary_fields[] = {
+	MIB_AllocCount, MIB_TotalSize, MIB_TotalAccessCount, MIB_TotalLifetime,
+};
+
+bool report_sort_parse(const char *name, enum report_sort *out)
+{
+	for (size_t i = 0; i < sizeof(sort_names) / sizeof(sort_names[0]); i++) {
+		if (strcmp(name, sort_names[i]) == 0) {
+			*out = (enum report_sort)i;
+			return true;
+		}
+	}
+	return false;
+}
+
+enum mib_field report_sort_field(enum report_sort s)
+{
+	return sort_fields[s];
+}
+
+static void hex_string(const uint8_t *p, size_t n, char *buf, size_t size)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n && k + 3 <= size; i++, k += 2)
+		snprintf(buf + k, 3, "%02x", p[i]);
+	buf[k < size ? k : size - 1] = '\0';
+}
+
+void report_frame_string(const struct view_frame *f, bool demangle,
+			 char *buf, size_t size)
+{
+	char bid[2 * RAW_BUILD_ID_MAX + 1];
+	int n = 0;
+
+	(void)demangle;
+	if (!f->function && !f->file) {
+		if (f->build_id_size) {
+			hex_string(f->build_id, f->build_id_size, bid, sizeof(bid));
+			snprintf(buf, size, "%s+0x%" PRIx64, bid, f->module_offset);
+		} else {
+			snprintf(buf, size, "0x%" PRIx64, f->address);
+		}
+		return;
+	}
+	n = snprintf(buf, size, "%s %s:%u:%u", f->function ? f->function : "??",
+		     f->file ? f->file : "??", f->line, f->column);
+	if (n > 0 && (size_t)n < size && f->discriminator)
+		n += snprintf(buf + n, size - (size_t)n, " [discriminator %u]",
+			      f->discriminator);
+	if (n > 0 && (size_t)n < size && f->inlined)
+		snprintf(buf + n, size - (size_t)n, " (inlined)");
+}
+
+static void emit_frame(struct emit *e, const struct view_frame *f,
+		       bool demangle)
+{
+	char display[1024], bid[2 * RAW_BUILD_ID_MAX + 1];
+
+	report_frame_string(f, demangle, display, sizeof(display));
+	emit_row(e, NULL, display);
+	if (f->has_address)
+		emit_hex(e, "address", f->address);
+	if (f->function || f->file) {
+		emit_str(e, "function", f->function);
+		emit_str(e, "file", f->file);
+		emit_u64(e, "line", f->line);
+		emit_u64(e, "column", f->column);
+		emit_u64(e, "discriminator", f->discriminator);
+		emit_bool(e, "inlined", f->inlined);
+	} else if (f->build_id_size) {
+		hex_string(f->build_id, f->build_id_size, bid, sizeof(bid));
+		emit_str(e, "build_id", bid);
+		emit_hex(e, "offset", f->module_offset);
+	}
+	emit_end(e);
+}
+
+static void emit_mib(struct emit *e, const struct mp_mib *m)
+{
+	emit_object(e, "mib");
+	for (int i = 0; i < MIB__COUNT; i++)
+		emit_u64(e, mib_fields[i].name, m->v[i]);
+	emit_end(e);
+}
+
+static enum mib_field sort_key;
+
+static int by_key(const void *a, const void *b)
+{
+	const struct view_context *x = *(const struct view_context *const *)a;
+	const struct view_context *y = *(const struct view_context *const *)b;
+	uint64_t kx = x->mib.v[sort_key], ky = y->mib.v[sort_key];
+
+	if (kx != ky)
+		return kx > ky ? -1 : 1;
+	if (x->input != y->input)
+		return x->input < y->input ? -1 : 1;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return 0;
+}
+
+static void emit_inputs(struct emit *e, const struct view *v)
+{
+	char display[4200];
+
+	emit_list(e, "inputs");
+	for (size_t i = 0; i < v->ninputs; i++) {
+		const struct view_input *in = &v->inputs[i];
+
+		snprintf(display, sizeof(display),
+			 "%s: %s v%u%s, %u profile%s, %zu contexts", in->path,
+			 in->kind, in->version, in->compressed ? " (zstd)" : "",
+			 in->nprofiles, in->nprofiles == 1 ? "" : "s",
+			 in->ncontexts);
+		emit_row(e, NULL, display);
+		emit_str(e, "path", in->path);
+		emit_str(e, "kind", in->kind);
+		emit_u64(e, "version", in->version);
+		emit_u64(e, "profiles", in->nprofiles);
+		emit_bool(e, "compressed", in->compressed);
+		emit_end(e);
+	}
+	emit_end(e);
+}
+
+static void emit_segments(struct emit *e, const struct view *v)
+{
+	char bid[2 * RAW_BUILD_ID_MAX + 1], display[256];
+
+	emit_list(e, "segments");
+	for (size_t i = 0; i < v->nsegments; i++) {
+		const struct raw_segment *s = v->segments[i].seg;
+
+		hex_string(s->build_id, s->build_id_size, bid, sizeof(bid));
+		snprintf(display, sizeof(display),
+			 "0x%" PRIx64 "-0x%" PRIx64 " offset 0x%" PRIx64 " %s",
+			 s->start, s->end, s->offset,
+			 s->build_id_size ? bid : "(no build id)");
+		emit_row(e, NULL, display);
+		emit_str(e, "build_id", bid);
+		emit_hex(e, "start", s->start);
+		emit_hex(e, "end", s->end);
+		emit_hex(e, "offset", s->offset);
+		emit_u64(e, "input", v->segments[i].input);
+		emit_u64(e, "profile", v->segments[i].profile);
+		emit_end(e);
+	}
+	emit_end(e);
+}
+
+static void emit_summary(struct emit *e, const struct view *v)
+{
+	uint64_t totals[sizeof(summary_fields) / sizeof(summary_fields[0])] = { 0 };
+
+	for (size_t i = 0; i < v->ncontexts; i++)
+		for (size_t f = 0; f < sizeof(totals) / sizeof(totals[0]); f++) {
+			uint64_t x = v->contexts[i].mib.v[summary_fields[f]];
+
+			totals[f] = __builtin_add_overflow(totals[f], x, &totals[f])
+				? UINT64_MAX : totals[f];
+		}
+	emit_object(e, "summary");
+	emit_u64(e, "contexts", v->ncontexts);
+	for (size_t f = 0; f < sizeof(totals) / sizeof(totals[0]); f++)
+		emit_u64(e, mib_fields[summary_fields[f]].name, totals[f]);
+	emit_end(e);
+}
+
+bool report_show(struct emit *e, const struct view *v,
+		 const struct report_show_opts *opts)
+{
+	const struct view_context **order;
+	size_t n = v->ncontexts;
+
+	order = malloc((n ? n : 1) * sizeof(*order));
+	if (!order)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		order[i] = &v->contexts[i];
+	sort_key = report_sort_field(opts->sort);
+	qsort(order, n, sizeof(*order), by_key);
+	if (opts->top && opts->top < n)
+		n = opts->top;
+
+	emit_object(e, NULL);
+	emit_str(e, "schema", "memprof-data/show/1");
+	emit_inputs(e, v);
+	emit_segments(e, v);
+	emit_summary(e, v);
+	emit_list(e, "contexts");
+	for (size_t i = 0; i < n; i++) {
+		const struct view_context *c = order[i];
+
+		emit_object(e, NULL);
+		emit_u64(e, "id", c->id);
+		emit_u64(e, "input", c->input);
+		emit_list(e, "frames");
+		for (uint32_t k = 0; k < c->nframes; k++)
+			emit_frame(e, &c->frames[k], opts->demangle);
+		emit_end(e);
+		emit_mib(e, &c->mib);
+		emit_vector(e, "histogram");
+		for (uint32_t k = 0; k < c->nhist; k++)
+			emit_u64(e, NULL, c->hist[k]);
+		emit_end(e);
+		emit_end(e);
+	}
+	emit_end(e);
+	emit_end(e);
+	free(order);
+	return true;
+}

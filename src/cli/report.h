@@ -1,0 +1,45 @@
+/*
+ * report.h - what `show` prints, independent of the output format.
+ *
+ * The document (schema "memprof-data/show/1", see memprof-data-show(1)):
+ *	schema, inputs[], segments[], summary{}, contexts[]
+ * Contexts come sorted by the chosen key, largest first, ties by id.
+ */
+#ifndef REPORT_H
+#define REPORT_H
+
+#include <stddef.h>
+
+#include "emit.h"
+#include "view.h"
+
+enum report_sort {
+	SORT_ALLOCS,	/* AllocCount */
+	SORT_BYTES,	/* TotalSize */
+	SORT_ACCESSES,	/* TotalAccessCount */
+	SORT_LIFETIME,	/* TotalLifetime */
+};
+
+struct report_show_opts {
+	enum report_sort sort;
+	size_t top;		/* 0: all contexts */
+	bool demangle;
+};
+
+/* Parse "allocs", "bytes", "accesses" or "lifetime". */
+bool report_sort_parse(const char *name, enum report_sort *out);
+/* The MIB field a sort key orders by. */
+enum mib_field report_sort_field(enum report_sort s);
+
+/* Emit the whole show document for V; false when out of memory. */
+bool report_show(struct emit *e, const struct view *v,
+		 const struct report_show_opts *opts);
+
+/*
+ * Format frame F for people: "function file:line:column [discriminator N]
+ * (inlined)", or "0xADDR" / "BUILDID+0xOFF" when not symbolized.
+ */
+void report_frame_string(const struct view_frame *f, bool demangle,
+			 char *buf, size_t size);
+
+#endif /* REPORT_H */

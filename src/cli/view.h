@@ -1,0 +1,90 @@
+/*
+ * view.h - the profiles a command was given, in one shape for reporting.
+ *
+ * Raw and indexed inputs differ on disk; once loaded, `show`, `overlap`
+ * and `diff` see the same thing: inputs, the memory maps of raw inputs,
+ * and contexts, each a list of frames (leaf first) with a MIB and an
+ * optional access histogram.  A frame carries its address when it has
+ * one (raw) and its symbolic location when it is known.
+ *
+ *	struct view v;
+ *	view_init(&v);
+ *	if (view_add_file(&v, path, &err))
+ *		return cli_fail(path, &err);
+ *	... report_show(e, &v, &opts) ...
+ *	view_release(&v);
+ */
+#ifndef VIEW_H
+#define VIEW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/mp_err.h"
+#include "../common/mp_mib.h"
+#include "../common/mp_util.h"
+#include "../raw/raw.h"
+
+struct view_frame {
+	uint64_t address;	/* valid when has_address */
+	const char *function;	/* linkage name; NULL when unknown */
+	const char *file;	/* NULL when unknown */
+	uint32_t line, column, discriminator;
+	bool has_address;
+	bool inlined;		/* inlined into the next frame */
+	/* For frames not symbolized: their module and offset in it. */
+	const uint8_t *build_id;
+	uint32_t build_id_size;
+	uint64_t module_offset;
+};
+
+struct view_input {
+	const char *path;
+	const char *kind;	/* "raw" or "indexed" */
+	uint32_t version;	/* highest version among its profiles */
+	uint32_t min_version;
+	uint32_t nprofiles;
+	bool compressed;
+	size_t ncontexts;
+};
+
+struct view_segment {
+	uint32_t input, profile;
+	const struct raw_segment *seg;
+};
+
+struct view_context {
+	uint64_t id;		/* raw: the stack id */
+	uint32_t input;
+	uint32_t nframes;
+	struct view_frame *frames;
+	struct mp_mib mib;
+	const uint64_t *hist;
+	uint32_t nhist;
+	/* Raw contexts: the file and profile whose map the PCs are in. */
+	const struct raw_file *raw;
+	uint32_t profile;
+};
+
+struct view {
+	struct view_input *inputs;
+	size_t ninputs;
+	struct view_segment *segments;
+	size_t nsegments;
+	struct view_context *contexts;
+	size_t ncontexts;
+	struct raw_file **raws;	/* owned raw files */
+	size_t nraws;
+	struct mp_arena arena;
+	size_t alloc_inputs, alloc_segments, alloc_contexts, alloc_raws;
+};
+
+void view_init(struct view *v);
+void view_release(struct view *v);
+
+/* Load PATH, raw (plain or zstd) or indexed, and add its contexts. */
+enum mp_errcode view_add_file(struct view *v, const char *path,
+			      struct mp_err *err);
+
+#endif /* VIEW_H */

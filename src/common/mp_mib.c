@@ -1,0 +1,135 @@
+#include "mp_mib.h"
+
+#include <stdbool.h>
+#include <strings.h>
+
+const struct mib_field_info mib_fields[MIB__COUNT] = {
+#define MIB_INFO(n, t, w, o, ver, merge) \
+	[MIB_##n] = { #n, t, w, o, ver, MIB_RULE_##merge },
+	RAW_MIB_FIELDS(MIB_INFO)
+#undef MIB_INFO
+};
+
+int mib_field_by_name(const char *name)
+{
+	for (int i = 0; i < MIB__COUNT; i++)
+		if (strcasecmp(mib_fields[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+int mib_field_by_tag(unsigned tag)
+{
+	for (int i = 0; i < MIB__COUNT; i++)
+		if (mib_fields[i].tag == tag)
+			return i;
+	return -1;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+
+	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+/* The rules every merge shares: sums, mins, maxes, histogram length. */
+static void merge_common(struct mp_mib *a, const struct mp_mib *b, int i)
+{
+	switch (mib_fields[i].rule) {
+	case MIB_RULE_SUM:
+		a->v[i] = sat_add(a->v[i], b->v[i]);
+		break;
+	case MIB_RULE_MIN:
+		if (b->v[i] < a->v[i])
+			a->v[i] = b->v[i];
+		break;
+	case MIB_RULE_MAX:
+	case MIB_RULE_HLEN:
+		if (b->v[i] > a->v[i])
+			a->v[i] = b->v[i];
+		break;
+	default:
+		break;
+	}
+}
+
+void mib_merge_runtime(struct mp_mib *a, const struct mp_mib *b)
+{
+	/* Compare against A's values before the LAST fields move on. */
+	if (b->v[MIB_AllocTimestamp] < a->v[MIB_DeallocTimestamp])
+		a->v[MIB_NumLifetimeOverlaps]++;
+	if (b->v[MIB_AllocCpuId] == a->v[MIB_AllocCpuId])
+		a->v[MIB_NumSameAllocCpu]++;
+	if (b->v[MIB_DeallocCpuId] == a->v[MIB_DeallocCpuId])
+		a->v[MIB_NumSameDeallocCpu]++;
+	for (int i = 0; i < MIB__COUNT; i++) {
+		if (mib_fields[i].rule == MIB_RULE_LAST)
+			a->v[i] = b->v[i];
+		else
+			merge_common(a, b, i);
+	}
+}
+
+/* The order of "newer" used by mib_fold: a total order on the LAST fields. */
+static int newer(const struct mp_mib *a, const struct mp_mib *b)
+{
+	static const enum mib_field key[] = {
+		MIB_DeallocTimestamp, MIB_AllocTimestamp,
+		MIB_DeallocCpuId, MIB_AllocCpuId,
+	};
+
+	for (size_t k = 0; k < sizeof(key) / sizeof(key[0]); k++)
+		if (a->v[key[k]] != b->v[key[k]])
+			return a->v[key[k]] > b->v[key[k]] ? 1 : -1;
+	return 0;
+}
+
+void mib_fold(struct mp_mib *a, const struct mp_mib *b)
+{
+	bool b_newer = newer(b, a) > 0;
+
+	for (int i = 0; i < MIB__COUNT; i++) {
+		switch (mib_fields[i].rule) {
+		case MIB_RULE_LAST:
+			if (b_newer)
+				a->v[i] = b->v[i];
+			break;
+		case MIB_RULE_OVLP:
+		case MIB_RULE_SAMEA:
+		case MIB_RULE_SAMED:
+			a->v[i] = sat_add(a->v[i], b->v[i]);
+			break;
+		case MIB_RULE_KEEP:
+			/* Order-independent: the smaller non-zero id. */
+			if (b->v[i] && (!a->v[i] || b->v[i] < a->v[i]))
+				a->v[i] = b->v[i];
+			break;
+		default:
+			merge_common(a, b, i);
+			break;
+		}
+	}
+}
+
+void mib_scale(struct mp_mib *m, uint64_t w)
+{
+	for (int i = 0; i < MIB__COUNT; i++) {
+		uint64_t r;
+
+		if (mib_fields[i].rule != MIB_RULE_SUM &&
+		    mib_fields[i].rule != MIB_RULE_OVLP &&
+		    mib_fields[i].rule != MIB_RULE_SAMEA &&
+		    mib_fields[i].rule != MIB_RULE_SAMED)
+			continue;
+		m->v[i] = __builtin_mul_overflow(m->v[i], w, &r) ? UINT64_MAX : r;
+	}
+}
+
+uint32_t mib_hist_add(uint64_t *a, uint32_t na, const uint64_t *b,
+		      uint32_t nb)
+{
+	for (uint32_t i = 0; i < nb; i++)
+		a[i] = i < na ? sat_add(a[i], b[i]) : b[i];
+	return na > nb ? na : nb;
+}

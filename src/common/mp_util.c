@@ -1,0 +1,114 @@
+#include "mp_util.h"
+
+#include <stdlib.h>
+
+struct mp_arena_block {
+	struct mp_arena_block *next;
+	size_t size;
+	/* Keeps data 8-byte aligned whatever the header size. */
+	_Alignas(8) unsigned char data[];
+};
+
+#define ARENA_BLOCK_MIN (64 * 1024)
+
+void *mp_arena_alloc(struct mp_arena *a, size_t size)
+{
+	struct mp_arena_block *b = a->head;
+	size_t rounded, bsize;
+	void *p;
+
+	if (!mp_add(size, 7, &rounded))
+		return NULL;
+	rounded &= ~(size_t)7;
+	if (!b || rounded > b->size - a->used) {
+		bsize = rounded > ARENA_BLOCK_MIN ? rounded : ARENA_BLOCK_MIN;
+		if (bsize > SIZE_MAX - sizeof(*b))
+			return NULL;
+		b = malloc(sizeof(*b) + bsize);
+		if (!b)
+			return NULL;
+		b->size = bsize;
+		/*
+		 * A large block goes behind the head so the head's free
+		 * space is not wasted.
+		 */
+		if (a->head && rounded >= ARENA_BLOCK_MIN) {
+			b->next = a->head->next;
+			a->head->next = b;
+			memset(b->data, 0, rounded);
+			a->total += rounded;
+			return b->data;
+		}
+		b->next = a->head;
+		a->head = b;
+		a->used = 0;
+	}
+	p = b->data + a->used;
+	a->used += rounded;
+	a->total += rounded;
+	memset(p, 0, rounded);
+	return p;
+}
+
+void *mp_arena_memdup(struct mp_arena *a, const void *p, size_t size)
+{
+	void *q = mp_arena_alloc(a, size);
+
+	if (q && size)
+		memcpy(q, p, size);
+	return q;
+}
+
+char *mp_arena_strdup(struct mp_arena *a, const char *s)
+{
+	return mp_arena_memdup(a, s, strlen(s) + 1);
+}
+
+void mp_arena_release(struct mp_arena *a)
+{
+	struct mp_arena_block *b, *next;
+
+	if (!a)
+		return;
+	for (b = a->head; b; b = next) {
+		next = b->next;
+		free(b);
+	}
+	a->head = NULL;
+	a->used = 0;
+	a->total = 0;
+}
+
+bool mp_grow(void **array, size_t *alloc, size_t need, size_t elem)
+{
+	size_t n = *alloc, bytes;
+	void *p;
+
+	if (need <= n)
+		return true;
+	n = n ? n : 16;
+	while (n < need)
+		if (!mp_mul(n, 2, &n))
+			return false;
+	if (!mp_mul(n, elem, &bytes))
+		return false;
+	p = realloc(*array, bytes);
+	if (!p)
+		return false;
+	*array = p;
+	*alloc = n;
+	return true;
+}
+
+uint64_t mp_hash_bytes(const void *p, size_t len, uint64_t seed)
+{
+	const unsigned char *s = p;
+	uint64_t h = 0xcbf29ce484222325ULL ^ seed;
+	size_t i;
+
+	for (i = 0; i + 8 <= len; i += 8)
+		h = mp_hash64(h ^ mp_le64(s + i));
+	for (; i < len; i++)
+		h = (h ^ s[i]) * 0x100000001b3ULL;
+	return mp_hash64(h ^ len);
+}

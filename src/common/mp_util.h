@@ -1,0 +1,124 @@
+/*
+ * mp_util.h - small helpers every module uses: unaligned little-endian
+ * loads and stores, overflow-checked size arithmetic, a bump arena and a
+ * growable array.
+ *
+ * Raw profiles are packed little-endian records that are often misaligned;
+ * never cast a pointer into a file buffer, load through mp_le64() & co.
+ */
+#ifndef MP_UTIL_H
+#define MP_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+static inline uint64_t mp_le64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	return v;
+}
+
+static inline uint32_t mp_le32(const unsigned char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap32(v);
+#endif
+	return v;
+}
+
+static inline uint16_t mp_le16(const unsigned char *p)
+{
+	return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static inline void mp_put_le64(unsigned char *p, uint64_t v)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline void mp_put_le32(unsigned char *p, uint32_t v)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap32(v);
+#endif
+	memcpy(p, &v, sizeof(v));
+}
+
+/* Overflow-checked arithmetic: false when the result does not fit. */
+static inline bool mp_add(size_t a, size_t b, size_t *out)
+{
+	return !__builtin_add_overflow(a, b, out);
+}
+
+static inline bool mp_mul(size_t a, size_t b, size_t *out)
+{
+	return !__builtin_mul_overflow(a, b, out);
+}
+
+/* True when [off, off+len) lies inside a buffer of SIZE bytes. */
+static inline bool mp_in_bounds(uint64_t off, uint64_t len, uint64_t size)
+{
+	return off <= size && len <= size - off;
+}
+
+/*
+ * A bump arena: many small allocations released together.  Blocks come
+ * from malloc (this is tool code, not the runtime).  mp_arena_alloc returns
+ * zeroed memory aligned to 8 bytes, or NULL when out of memory.
+ *
+ *	struct mp_arena a = MP_ARENA_INIT;
+ *	uint64_t *pcs = mp_arena_alloc(&a, n * sizeof(*pcs));
+ *	...
+ *	mp_arena_release(&a);
+ */
+struct mp_arena_block;
+struct mp_arena {
+	struct mp_arena_block *head;
+	size_t used;		/* bytes used in head */
+	size_t total;		/* bytes handed out, for statistics */
+};
+#define MP_ARENA_INIT { NULL, 0, 0 }
+
+void *mp_arena_alloc(struct mp_arena *a, size_t size);
+void *mp_arena_memdup(struct mp_arena *a, const void *p, size_t size);
+char *mp_arena_strdup(struct mp_arena *a, const char *s);
+void mp_arena_release(struct mp_arena *a);
+
+/*
+ * Grow *ARRAY (of *ALLOC elements of ELEM bytes) so that it holds at least
+ * NEED elements.  Returns false on overflow or out of memory, leaving the
+ * array untouched.
+ */
+bool mp_grow(void **array, size_t *alloc, size_t need, size_t elem);
+
+#define MP_GROW(arr, alloc, need) \
+	mp_grow((void **)&(arr), &(alloc), (need), sizeof(*(arr)))
+
+/* 64-bit mixing hash (a finalizer in the style of splitmix64). */
+static inline uint64_t mp_hash64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+/* FNV-1a over bytes, then mixed: good enough for strings and PC runs. */
+uint64_t mp_hash_bytes(const void *p, size_t len, uint64_t seed);
+
+#endif /* MP_UTIL_H */

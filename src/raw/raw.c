@@ -1,0 +1,602 @@
+#include "raw.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/mp_file.h"
+
+/*
+ * Decoding walks a file profile by profile.  Within a profile, the three
+ * sections are bounded by the header's offsets (segments up to the MIB
+ * offset, MIBs up to the stack offset, stacks up to TotalSize); a count is
+ * believed only after count x minimum entry size fits in its section, so
+ * a corrupt count can neither read past the buffer nor make us allocate
+ * more than the input's size justifies.
+ */
+
+bool raw_is_raw(const void *data, size_t size)
+{
+	return size >= 8 && mp_le64(data) == RAW_MAGIC;
+}
+
+void raw_file_init(struct raw_file *rf)
+{
+	memset(rf, 0, sizeof(*rf));
+}
+
+void raw_file_release(struct raw_file *rf)
+{
+	if (!rf)
+		return;
+	free(rf->profiles);
+	free(rf->contexts);
+	mp_arena_release(&rf->arena);
+	memset(rf, 0, sizeof(*rf));
+}
+
+/* A stack of the stack section, before contexts are built. */
+struct stack_ref {
+	uint64_t id;
+	const unsigned char *pcs;	/* into the input buffer */
+	uint32_t npcs;
+};
+
+/*
+ * Open-addressing table from a 64-bit key to a 32-bit index (0 = empty,
+ * so indices are stored +1).  Power-of-two capacity, load <= 1/2.
+ */
+struct idmap {
+	uint64_t *keys;
+	uint32_t *vals;
+	size_t cap;
+};
+
+static bool idmap_init(struct idmap *m, size_t n)
+{
+	size_t cap = 16;
+
+	while (cap < n * 2 + 1)
+		cap *= 2;
+	m->keys = calloc(cap, sizeof(*m->keys));
+	m->vals = calloc(cap, sizeof(*m->vals));
+	m->cap = cap;
+	return m->keys && m->vals;
+}
+
+static void idmap_release(struct idmap *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+/* The slot holding KEY, or the empty slot where it would go. */
+static size_t idmap_slot(const struct idmap *m, uint64_t key)
+{
+	size_t mask = m->cap - 1, i = mp_hash64(key) & mask;
+
+	while (m->vals[i] && m->keys[i] != key)
+		i = (i + 1) & mask;
+	return i;
+}
+
+struct parse {
+	struct raw_file *rf;
+	struct mp_err *err;
+	const unsigned char *base;	/* the profile's first byte */
+	uint64_t poff;			/* its offset in the file */
+	uint64_t psize;			/* its TotalSize */
+	uint32_t version;
+	size_t ctx_alloc;
+	/* Contexts of earlier profiles, keyed by a hash of their identity. */
+	struct idmap file_ctx;
+};
+
+static enum mp_errcode parse_segments(struct parse *p, struct raw_profile *prof,
+				      uint64_t off, uint64_t end)
+{
+	uint64_t count, entry = p->version >= 3 ? RAW_SEGMENT_SIZE_V3
+						: RAW_SEGMENT_SIZE_V1;
+	const unsigned char *s;
+
+	if (end - off < 8)
+		return mp_fail(p->err, MP_E_CORRUPT,
+			       "segment section at offset 0x%" PRIx64
+			       " is too small for its count",
+			       p->poff + off);
+	count = mp_le64(p->base + off);
+	if (count > (end - off - 8) / entry)
+		return mp_fail(p->err, MP_E_CORRUPT,
+			       "segment section at offset 0x%" PRIx64
+			       " claims %" PRIu64 " entries of %" PRIu64
+			       " bytes but holds %" PRIu64 " bytes",
+			       p->poff + off, count, entry, end - off - 8);
+	prof->nsegments = (size_t)count;
+	prof->segments = mp_arena_alloc(&p->rf->arena,
+					(size_t)count * sizeof(*prof->segments) + 1);
+	if (!prof->segments)
+		return mp_fail(p->err, MP_E_NOMEM, NULL);
+	s = p->base + off + 8;
+	for (uint64_t i = 0; i < count; i++, s += entry) {
+		struct raw_segment *seg = &prof->segments[i];
+
+		seg->start = mp_le64(s);
+		seg->end = mp_le64(s + 8);
+		seg->offset = mp_le64(s + 16);
+		if (p->version >= 3) {
+			uint64_t n = mp_le64(s + 24);
+
+			if (n > RAW_BUILD_ID_MAX)
+				return mp_fail(p->err, MP_E_CORRUPT,
+					       "segment %" PRIu64 " has a build id of %"
+					       PRIu64 " bytes (at most %d)",
+					       i, n, RAW_BUILD_ID_MAX);
+			seg->build_id_size = (uint32_t)n;
+			memcpy(seg->build_id, s + 32, (size_t)n);
+		}
+		if (seg->end < seg->start)
+			return mp_fail(p->err, MP_E_CORRUPT,
+				       "segment %" PRIu64 " ends (0x%" PRIx64
+				       ") before it starts (0x%" PRIx64 ")",
+				       i, seg->end, seg->start);
+	}
+	return MP_OK;
+}
+
+static enum mp_errcode parse_stacks(struct parse *p, uint64_t off, uint64_t end,
+				    struct stack_ref **out, size_t *nout,
+				    struct idmap *ids)
+{
+	uint64_t count, pos;
+	struct stack_ref *st;
+
+	if (end - off < 8)
+		return mp_fail(p->err, MP_E_CORRUPT,
+			       "stack section at offset 0x%" PRIx64
+			       " is too small for its count", p->poff + off);
+	count = mp_le64(p->base + off);
+	/* Each entry is at least an id and a length. */
+	if (count > (end - off - 8) / 16)
+		return mp_fail(p->err, MP_E_CORRUPT,
+			       "stack section at offset 0x%" PRIx64
+			       " claims %" PRIu64 " stacks but holds %" PRIu64
+			       " bytes", p->poff + off, count, end - off - 8);
+	st = calloc((size_t)count + 1, sizeof(*st));
+	if (!st || !idmap_init(ids, (size_t)count)) {
+		free(st);
+		return mp_fail(p->err, MP_E_NOMEM, NULL);
+	}
+	pos = off + 8;
+	for (uint64_t i = 0; i < count; i++) {
+		uint64_t id, n;
+		size_t slot;
+
+		if (end - pos < 16) {
+			free(st);
+			return mp_fail(p->err, MP_E_CORRUPT,
+				       "stack %" PRIu64 " of %" PRIu64 " at offset 0x%"
+				       PRIx64 " runs past the end of the stack section",
+				       i, count, p->poff + pos);
+		}
+		id = mp_le64(p->base + pos);
+		n = mp_le64(p->base + pos + 8);
+		pos += 16;
+		if (n > (end - pos) / 8) {
+			free(st);
+			return mp_fail(p->err, MP_E_CORRUPT,
+				       "stack id %" PRIu64 " claims %" PRIu64
+				       " PCs but only %" PRIu64 " bytes remain",
+				       id, n, end - pos);
+		}
+		if (n > UINT32_MAX) {
+			free(st);
+			return mp_fail(p->err, MP_E_CORRUPT,
+				       "stack id %" PRIu64 " has %" PRIu64 " PCs",
+				       id, n);
+		}
+		slot = idmap_slot(ids, id);
+		if (ids->vals[slot]) {
+			const struct stack_ref *prev = &st[ids->vals[slot] - 1];
+
+			if (prev->npcs != n ||
+			    memcmp(prev->pcs, p->base + pos, (size_t)n * 8)) {
+				free(st);
+				return mp_fail(p->err, MP_E_CORRUPT,
+					       "stack id %" PRIu64 " appears twice "
+					       "with different stacks", id);
+			}
+		} else {
+			ids->keys[slot] = id;
+			ids->vals[slot] = (uint32_t)i + 1;
+		}
+		st[i].id = id;
+		st[i].pcs = p->base + pos;
+		st[i].npcs = (uint32_t)n;
+		pos += n * 8;
+	}
+	*out = st;
+	*nout = (size_t)count;
+	return MP_OK;
+}
+
+/* Identity of a context across the profiles of one file. */
+static uint64_t context_key(uint32_t layout, uint64_t stack_id,
+			    const uint64_t *pcs, uint32_t npcs)
+{
+	uint64_t h = mp_hash64(stack_id ^ ((uint64_t)layout << 40));
+
+	return mp_hash_bytes(pcs, (size_t)npcs * 8, h);
+}
+
+static bool same_context(const struct raw_file *rf, const struct raw_context *c,
+			 uint32_t layout, uint64_t stack_id,
+			 const uint64_t *pcs, uint32_t npcs)
+{
+	return c->stack_id == stack_id && c->npcs == npcs &&
+	       rf->profiles[c->profile].layout == layout &&
+	       memcmp(c->pcs, pcs, (size_t)npcs * 8) == 0;
+}
+
+/*
+ * Look up or create the context for STACK in the file-wide table.
+ * *FRESH tells whether it was created.
+ */
+static enum mp_errcode file_context(struct parse *p, uint32_t pidx,
+				    const struct stack_ref *stack,
+				    struct raw_context **out, bool *fresh)
+{
+	struct raw_file *rf = p->rf;
+	uint32_t layout = rf->profiles[pidx].layout;
+	uint64_t *pcs, key;
+	size_t mask, i;
+	struct raw_context *c;
+
+	pcs = mp_arena_alloc(&rf->arena, (size_t)stack->npcs * 8 + 1);
+	if (!pcs)
+		return mp_fail(p->err, MP_E_NOMEM, NULL);
+	for (uint32_t k = 0; k < stack->npcs; k++)
+		pcs[k] = mp_le64(stack->pcs + (size_t)k * 8);
+	key = context_key(layout, stack->id, pcs, stack->npcs);
+
+	/* Keep the table at most half full. */
+	if ((rf->ncontexts + 1) * 2 > p->file_ctx.cap) {
+		struct idmap bigger;
+
+		if (!idmap_init(&bigger, rf->ncontexts + 1))
+			return mp_fail(p->err, MP_E_NOMEM, NULL);
+		for (size_t k = 0; k < p->file_ctx.cap; k++) {
+			if (!p->file_ctx.vals[k])
+				continue;
+			i = idmap_slot(&bigger, p->file_ctx.keys[k]);
+			while (bigger.vals[i])
+				i = (i + 1) & (bigger.cap - 1);
+			bigger.keys[i] = p->file_ctx.keys[k];
+			bigger.vals[i] = p->file_ctx.vals[k];
+		}
+		idmap_release(&p->file_ctx);
+		p->file_ctx = bigger;
+	}
+	/* Keys are hashes and may collide: probe until the identity matches. */
+	mask = p->file_ctx.cap - 1;
+	for (i = mp_hash64(key) & mask; p->file_ctx.vals[i]; i = (i + 1) & mask) {
+		c = &rf->contexts[p->file_ctx.vals[i] - 1];
+		if (p->file_ctx.keys[i] == key &&
+		    same_context(rf, c, layout, stack->id, pcs, stack->npcs)) {
+			*out = c;
+			*fresh = false;
+			return MP_OK;
+		}
+	}
+	if (rf->ncontexts >= UINT32_MAX - 1)
+		return mp_fail(p->err, MP_E_TOO_LARGE, "too many contexts");
+	if (!MP_GROW(rf->contexts, p->ctx_alloc, rf->ncontexts + 1))
+		return mp_fail(p->err, MP_E_NOMEM, NULL);
+	c = &rf->contexts[rf->ncontexts];
+	memset(c, 0, sizeof(*c));
+	c->stack_id = stack->id;
+	c->pcs = pcs;
+	c->npcs = stack->npcs;
+	c->profile = pidx;
+	p->file_ctx.keys[i] = key;
+	p->file_ctx.vals[i] = (uint32_t)++rf->ncontexts;
+	*out = c;
+	*fresh = true;
+	return MP_OK;
+}
+
+static void decode_mib(const unsigned char *m, uint32_t version,
+		       struct mp_mib *mib)
+{
+	memset(mib, 0, sizeof(*mib));
+	for (int f = 0; f < MIB__COUNT; f++) {
+		const struct mib_field_info *fi = &mib_fields[f];
+
+		if (version < fi->min_version)
+			continue;
+		mib->v[f] = fi->width == 8 ? mp_le64(m + fi->offset)
+					   : mp_le32(m + fi->offset);
+	}
+}
+
+/* Add histogram H (N entries) into context C. */
+static enum mp_errcode add_hist(struct parse *p, struct raw_context *c,
+				const uint64_t *h, uint32_t n)
+{
+	if (n > c->nhist) {
+		uint64_t *bigger = mp_arena_alloc(&p->rf->arena, (size_t)n * 8);
+
+		if (!bigger)
+			return mp_fail(p->err, MP_E_NOMEM, NULL);
+		if (c->nhist)
+			memcpy(bigger, c->hist, (size_t)c->nhist * 8);
+		c->hist = bigger;
+	}
+	c->nhist = mib_hist_add(c->hist, c->nhist, h, n);
+	return MP_OK;
+}
+
+static enum mp_errcode parse_mibs(struct parse *p, uint32_t pidx, uint64_t off,
+				  uint64_t end, const struct stack_ref *stacks,
+				  const struct idmap *ids)
+{
+	uint32_t v = p->version;
+	uint64_t mib_size = v >= 4 ? RAW_MIB_SIZE_V4
+				   : v >= 2 ? RAW_MIB_SIZE_V2 : RAW_MIB_SIZE_V1;
+	uint64_t hent = v >= 5 ? RAW_HIST_ENTRY_SIZE_V5 : RAW_HIST_ENTRY_SIZE_V4;
+	uint64_t count, pos, *hist = NULL;
+	size_t hist_alloc = 0;
+	/* Contexts of this profile, for the in-process merge rule. */
+	struct idmap local = { 0 };
+	enum mp_errcode rc = MP_OK;
+
+	if (end - off < 8)
+		return mp_fail(p->err, MP_E_CORRUPT,
+			       "MIB section at offset 0x%" PRIx64
+			       " is too small for its count", p->poff + off);
+	count = mp_le64(p->base + off);
+	if (count > (end - off - 8) / (8 + mib_size))
+		return mp_fail(p->err, MP_E_CORRUPT,
+			       "MIB section at offset 0x%" PRIx64 " claims %" PRIu64
+			       " records of %" PRIu64 " bytes but holds %" PRIu64
+			       " bytes", p->poff + off, count, 8 + mib_size,
+			       end - off - 8);
+	p->rf->profiles[pidx].nrecords = count;
+	if (!idmap_init(&local, (size_t)count))
+		return mp_fail(p->err, MP_E_NOMEM, NULL);
+	pos = off + 8;
+	for (uint64_t i = 0; i < count; i++) {
+		const unsigned char *m;
+		struct raw_context *c = NULL;
+		struct mp_mib mib;
+		uint64_t id, nh = 0;
+		size_t slot, s;
+		bool fresh = false;
+
+		if (end - pos < 8 + mib_size) {
+			rc = mp_fail(p->err, MP_E_CORRUPT,
+				     "MIB record %" PRIu64 " at offset 0x%" PRIx64
+				     " runs past the end of the MIB section",
+				     i, p->poff + pos);
+			goto out;
+		}
+		id = mp_le64(p->base + pos);
+		m = p->base + pos + 8;
+		pos += 8 + mib_size;
+		decode_mib(m, v, &mib);
+		if (v >= 4) {
+			nh = mib.v[MIB_AccessHistogramSize];
+			if (nh > (end - pos) / hent) {
+				rc = mp_fail(p->err, MP_E_CORRUPT,
+					     "MIB record %" PRIu64 " (stack id %" PRIu64
+					     ") claims %" PRIu64 " histogram entries"
+					     " but only %" PRIu64 " bytes remain",
+					     i, id, nh, end - pos);
+				goto out;
+			}
+			if (!MP_GROW(hist, hist_alloc, (size_t)nh + 1)) {
+				rc = mp_fail(p->err, MP_E_NOMEM, NULL);
+				goto out;
+			}
+			for (uint64_t k = 0; k < nh; k++)
+				hist[k] = hent == 8
+					? mp_le64(p->base + pos + k * 8)
+					: raw_hist_v5_decode(mp_le16(p->base + pos + k * 2));
+			pos += nh * hent;
+		}
+
+		s = idmap_slot(ids, id);
+		if (!ids->vals[s]) {
+			rc = mp_fail(p->err, MP_E_CORRUPT,
+				     "MIB record %" PRIu64 " refers to stack id %"
+				     PRIu64 ", which has no stack", i, id);
+			goto out;
+		}
+		rc = file_context(p, pidx, &stacks[ids->vals[s] - 1], &c, &fresh);
+		if (rc)
+			goto out;
+		slot = idmap_slot(&local, (uint64_t)(c - p->rf->contexts));
+		if (fresh) {
+			c->mib = mib;
+		} else if (local.vals[slot]) {
+			mib_merge_runtime(&c->mib, &mib);
+		} else {
+			mib_fold(&c->mib, &mib);
+		}
+		if (!local.vals[slot]) {
+			local.keys[slot] = (uint64_t)(c - p->rf->contexts);
+			local.vals[slot] = 1;
+		}
+		if (nh) {
+			rc = add_hist(p, c, hist, (uint32_t)nh);
+			if (rc)
+				goto out;
+		}
+		c->mib.v[MIB_AccessHistogramSize] = c->nhist;
+	}
+out:
+	free(hist);
+	idmap_release(&local);
+	return rc;
+}
+
+/* Give profiles with byte-identical segment tables the same layout id. */
+static uint32_t layout_of(const struct raw_file *rf, size_t pidx)
+{
+	const struct raw_profile *p = &rf->profiles[pidx];
+
+	for (size_t i = 0; i < pidx; i++) {
+		const struct raw_profile *q = &rf->profiles[i];
+
+		if (q->nsegments == p->nsegments &&
+		    memcmp(q->segments, p->segments,
+			   p->nsegments * sizeof(*p->segments)) == 0)
+			return q->layout;
+	}
+	return (uint32_t)pidx;
+}
+
+static enum mp_errcode parse_profile(struct parse *p, uint32_t pidx)
+{
+	struct raw_profile *prof = &p->rf->profiles[pidx];
+	const unsigned char *h = p->base;
+	uint64_t seg_off, mib_off, stack_off;
+	struct stack_ref *stacks = NULL;
+	size_t nstacks = 0;
+	struct idmap ids = { 0 };
+	enum mp_errcode rc;
+
+	seg_off = mp_le64(h + RAW_HDR_SEGMENT_OFFSET);
+	mib_off = mp_le64(h + RAW_HDR_MIB_OFFSET);
+	stack_off = mp_le64(h + RAW_HDR_STACK_OFFSET);
+	if (seg_off < RAW_HEADER_SIZE || seg_off > mib_off ||
+	    mib_off > stack_off || stack_off > p->psize)
+		return mp_fail(p->err, MP_E_CORRUPT,
+			       "profile at offset 0x%" PRIx64 " has sections out "
+			       "of order or past its end (segments 0x%" PRIx64
+			       ", MIBs 0x%" PRIx64 ", stacks 0x%" PRIx64
+			       ", size 0x%" PRIx64 ")", p->poff, seg_off,
+			       mib_off, stack_off, p->psize);
+
+	rc = parse_segments(p, prof, seg_off, mib_off);
+	if (rc)
+		return rc;
+	prof->layout = layout_of(p->rf, pidx);
+	rc = parse_stacks(p, stack_off, p->psize, &stacks, &nstacks, &ids);
+	if (rc)
+		return rc;
+	prof->nstacks = nstacks;
+	rc = parse_mibs(p, pidx, mib_off, stack_off, stacks, &ids);
+	free(stacks);
+	idmap_release(&ids);
+	return rc;
+}
+
+enum mp_errcode raw_parse(struct raw_file *rf, const void *data, size_t size,
+			  struct mp_err *err)
+{
+	const unsigned char *buf = data;
+	struct parse p = { .rf = rf, .err = err };
+	size_t prof_alloc = 0;
+	uint64_t off = 0;
+	enum mp_errcode rc = MP_OK;
+
+	rf->size = size;
+	if (size == 0)
+		return mp_fail(err, MP_E_EMPTY, "file is empty");
+	while (off < size) {
+		struct raw_profile *prof;
+		const unsigned char *h = buf + off;
+		uint64_t magic, version, total;
+
+		if (size - off < RAW_HEADER_SIZE) {
+			rc = mp_fail(err, MP_E_TRUNCATED,
+				     "profile header at offset 0x%" PRIx64
+				     " is truncated (%zu of %d bytes)",
+				     off, (size_t)(size - off), RAW_HEADER_SIZE);
+			goto out;
+		}
+		magic = mp_le64(h + RAW_HDR_MAGIC);
+		version = mp_le64(h + RAW_HDR_VERSION);
+		total = mp_le64(h + RAW_HDR_TOTAL_SIZE);
+		if (magic != RAW_MAGIC) {
+			rc = off == 0
+				? mp_fail(err, MP_E_BAD_MAGIC,
+					  "bad magic 0x%016" PRIx64
+					  " (not a MemProf raw profile)", magic)
+				: mp_fail(err, MP_E_BAD_MAGIC,
+					  "bad magic 0x%016" PRIx64 " in profile "
+					  "%zu at offset 0x%" PRIx64 " (trailing "
+					  "data after the last profile?)",
+					  magic, rf->nprofiles + 1, off);
+			goto out;
+		}
+		if (version < RAW_VERSION_MIN || version > RAW_VERSION_MAX) {
+			rc = mp_fail(err, MP_E_BAD_VERSION,
+				     "unsupported raw profile version %" PRIu64
+				     " (supported: %d to %d)", version,
+				     RAW_VERSION_MIN, RAW_VERSION_MAX);
+			goto out;
+		}
+		if (total < RAW_HEADER_SIZE + 24) {
+			rc = mp_fail(err, MP_E_CORRUPT,
+				     "profile at offset 0x%" PRIx64 " has TotalSize %"
+				     PRIu64 ", smaller than its header and sections",
+				     off, total);
+			goto out;
+		}
+		if (total > size - off) {
+			rc = mp_fail(err, MP_E_TRUNCATED,
+				     "profile at offset 0x%" PRIx64 " has TotalSize %"
+				     PRIu64 ", past the end of the file (%zu bytes)",
+				     off, total, size);
+			goto out;
+		}
+		if (!MP_GROW(rf->profiles, prof_alloc, rf->nprofiles + 1)) {
+			rc = mp_fail(err, MP_E_NOMEM, NULL);
+			goto out;
+		}
+		prof = &rf->profiles[rf->nprofiles];
+		memset(prof, 0, sizeof(*prof));
+		prof->file_offset = off;
+		prof->total_size = total;
+		prof->version = (uint32_t)version;
+		rf->nprofiles++;
+		if (rf->nprofiles == 1 || version < rf->min_version)
+			rf->min_version = (uint32_t)version;
+		if (version > rf->max_version)
+			rf->max_version = (uint32_t)version;
+
+		p.base = h;
+		p.poff = off;
+		p.psize = total;
+		p.version = (uint32_t)version;
+		rc = parse_profile(&p, (uint32_t)(rf->nprofiles - 1));
+		if (rc)
+			goto out;
+		off += total;
+	}
+out:
+	idmap_release(&p.file_ctx);
+	if (rc) {
+		raw_file_release(rf);
+		rf->size = size;
+	}
+	return rc;
+}
+
+enum mp_errcode raw_load(struct raw_file *rf, const char *path,
+			 struct mp_err *err)
+{
+	struct mp_buf buf;
+	enum mp_errcode rc;
+
+	rc = mp_file_read(&buf, path, err);
+	if (rc)
+		return rc;
+	rc = raw_parse(rf, buf.data, buf.size, err);
+	if (rc == MP_OK)
+		rf->compressed = buf.was_compressed;
+	mp_buf_release(&buf);
+	return rc;
+}

@@ -1,0 +1,106 @@
+/*
+ * raw.h - reader of compiler-rt MemProf raw profiles, versions 1 to 5.
+ *
+ * A raw file holds one or more profiles back to back (a process that dumps
+ * twice writes two), plain or zstd-compressed.  raw_parse() decodes and
+ * validates a whole file at once: every offset, count and length is
+ * checked against its profile and the file before it is followed, and the
+ * walk by TotalSize must end exactly at the end of the file.  On success
+ * the file is described by plain arrays; nothing points into the input
+ * buffer, which the caller may free.
+ *
+ *	struct raw_file rf;
+ *	struct mp_err err = { 0 };
+ *
+ *	raw_file_init(&rf);
+ *	if (raw_load(&rf, "memprof.profraw.123", &err))
+ *		fail(mp_errmsg(&err));
+ *	for (size_t i = 0; i < rf.ncontexts; i++) {
+ *		const struct raw_context *c = &rf.contexts[i];
+ *		// c->pcs[0 .. c->npcs-1], leaf first; c->mib.v[MIB_AllocCount]
+ *	}
+ *	raw_file_release(&rf);
+ *
+ * Contexts.  Within one profile, MIB records sharing a stack id are one
+ * context and merge by compiler-rt's rule (mib_merge_runtime).  Across the
+ * profiles of one file, contexts with the same stack id, the same PCs and
+ * the same memory map are the same context and fold order-independently
+ * (mib_fold); so a dump followed by exit counts an object live at the
+ * first dump twice, as the runtime itself does.  Contexts are listed in
+ * order of first appearance.
+ */
+#ifndef RAW_H
+#define RAW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/mp_err.h"
+#include "../common/mp_mib.h"
+#include "../common/mp_util.h"
+#include "raw_format.h"
+
+struct raw_segment {
+	uint64_t start, end;
+	/*
+	 * v3+: the module's load bias (PC - offset = ELF address).
+	 * v1/v2: the mapping's file offset.
+	 */
+	uint64_t offset;
+	uint32_t build_id_size;	/* 0 when the profile carries none */
+	uint8_t build_id[RAW_BUILD_ID_MAX];
+};
+
+struct raw_profile {
+	uint64_t file_offset;	/* where its header starts in the file */
+	uint64_t total_size;
+	uint32_t version;
+	uint32_t layout;	/* equal for profiles with equal memory maps */
+	struct raw_segment *segments;
+	size_t nsegments;
+	uint64_t nrecords;	/* MIB records as written */
+	uint64_t nstacks;	/* stack entries as written */
+};
+
+struct raw_context {
+	uint64_t stack_id;
+	const uint64_t *pcs;	/* npcs PCs, leaf first, already ret - 1 */
+	uint32_t npcs;
+	uint32_t profile;	/* index of the profile it first appears in */
+	uint64_t *hist;		/* nhist access counts per 8 bytes, or NULL */
+	uint32_t nhist;
+	struct mp_mib mib;
+};
+
+struct raw_file {
+	struct raw_profile *profiles;
+	size_t nprofiles;
+	struct raw_context *contexts;
+	size_t ncontexts;
+	size_t size;		/* decoded bytes */
+	bool compressed;	/* the file was zstd-compressed */
+	uint32_t min_version, max_version;
+	struct mp_arena arena;	/* owns everything above */
+};
+
+/* True when DATA starts with the raw profile magic. */
+bool raw_is_raw(const void *data, size_t size);
+
+void raw_file_init(struct raw_file *rf);
+/* Decode SIZE bytes at DATA (already decompressed) into RF. */
+enum mp_errcode raw_parse(struct raw_file *rf, const void *data, size_t size,
+			  struct mp_err *err);
+/* Read PATH (plain or zstd) and decode it into RF. */
+enum mp_errcode raw_load(struct raw_file *rf, const char *path,
+			 struct mp_err *err);
+/* Free everything RF holds; accepts an initialized or zeroed struct. */
+void raw_file_release(struct raw_file *rf);
+
+/* Decode a v5 histogram entry: 12-bit mantissa, 4-bit exponent. */
+static inline uint64_t raw_hist_v5_decode(uint16_t e)
+{
+	return (uint64_t)(e & 0xfff) << (e >> 12);
+}
+
+#endif /* RAW_H */
