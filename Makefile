@@ -2,6 +2,7 @@
 #
 #   make            build build/memprof-data, build/libmemprofdata.a
 #   make check      install missing packages, build, run every test
+#   make check-asan the same under AddressSanitizer + UBSan
 #   make demo       build and run the main job on the bundled sample data
 #   make install PREFIX=/usr/local
 #
@@ -29,6 +30,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 # The command's modules, minus main(), for tests that drive them directly.
 CLI_LIB_OBJ := $(filter-out $(BUILD)/src/cli/main.o,$(CLI_OBJ))
+CLIA := $(BUILD)/libmemprofcli.a
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -38,7 +40,7 @@ TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tests/%)
 LIBA := $(BUILD)/libmemprofdata.a
 BIN  := $(BUILD)/memprof-data
 
-.PHONY: all deps deps-check check check-unit check-cli demo install clean
+.PHONY: all deps deps-check check check-asan demo install clean
 
 all: $(BIN) $(LIBA)
 
@@ -57,21 +59,36 @@ $(LIBA): $(LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
+$(CLIA): $(CLI_LIB_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
 $(BIN): $(CLI_OBJ) $(LIBA)
 	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJ) $(LIBA) $(LIBS)
 
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(CLI_LIB_OBJ) $(LIBA)
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(CLIA) $(LIBA)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -o $@ $< $(CLI_LIB_OBJ) $(LIBA) \
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -o $@ $< $(CLIA) $(LIBA) \
 		$(LIBS) $(CHECK_LIBS)
 
-$(BUILD)/tests/%: tests/tools/%.c $(CLI_LIB_OBJ) $(LIBA)
+$(BUILD)/tests/%: tests/tools/%.c $(CLIA) $(LIBA)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(CLI_LIB_OBJ) $(LIBA) $(LIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(CLIA) $(LIBA) $(LIBS)
 
 check: deps-check
 	@$(MAKE) --no-print-directory all $(UNIT_BIN) $(TOOL_BIN)
 	@tests/run.sh $(BUILD)
+
+# The whole suite again under AddressSanitizer and UBSan, aborting on the
+# first report.
+ASAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+	-fno-sanitize-recover=all
+check-asan: deps-check
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan CFLAGS="$(ASAN_FLAGS)" \
+		all $(UNIT_BIN:$(BUILD)/%=$(BUILD)/asan/%) \
+		$(TOOL_BIN:$(BUILD)/%=$(BUILD)/asan/%)
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 CK_FORK=no \
+		tests/run.sh $(BUILD)/asan
 
 demo: deps
 	@$(MAKE) --no-print-directory all

@@ -346,8 +346,6 @@ static enum mp_errcode parse_mibs(struct parse *p, uint32_t pidx, uint64_t off,
 	uint64_t hent = v >= 5 ? RAW_HIST_ENTRY_SIZE_V5 : RAW_HIST_ENTRY_SIZE_V4;
 	uint64_t count, pos, *hist = NULL;
 	size_t hist_alloc = 0;
-	/* Contexts of this profile, for the in-process merge rule. */
-	struct idmap local = { 0 };
 	enum mp_errcode rc = MP_OK;
 
 	if (end - off < 8)
@@ -362,15 +360,13 @@ static enum mp_errcode parse_mibs(struct parse *p, uint32_t pidx, uint64_t off,
 			       " bytes", p->poff + off, count, 8 + mib_size,
 			       end - off - 8);
 	p->rf->profiles[pidx].nrecords = count;
-	if (!idmap_init(&local, (size_t)count))
-		return mp_fail(p->err, MP_E_NOMEM, NULL);
 	pos = off + 8;
 	for (uint64_t i = 0; i < count; i++) {
 		const unsigned char *m;
 		struct raw_context *c = NULL;
 		struct mp_mib mib;
 		uint64_t id, nh = 0;
-		size_t slot, s;
+		size_t s;
 		bool fresh = false;
 
 		if (end - pos < 8 + mib_size) {
@@ -415,18 +411,11 @@ static enum mp_errcode parse_mibs(struct parse *p, uint32_t pidx, uint64_t off,
 		rc = file_context(p, pidx, &stacks[ids->vals[s] - 1], &c, &fresh);
 		if (rc)
 			goto out;
-		slot = idmap_slot(&local, (uint64_t)(c - p->rf->contexts));
-		if (fresh) {
+		/* One process wrote the whole file: later records are newer. */
+		if (fresh)
 			c->mib = mib;
-		} else if (local.vals[slot]) {
+		else
 			mib_merge_runtime(&c->mib, &mib);
-		} else {
-			mib_fold(&c->mib, &mib);
-		}
-		if (!local.vals[slot]) {
-			local.keys[slot] = (uint64_t)(c - p->rf->contexts);
-			local.vals[slot] = 1;
-		}
 		if (nh) {
 			rc = add_hist(p, c, hist, (uint32_t)nh);
 			if (rc)
@@ -436,7 +425,6 @@ static enum mp_errcode parse_mibs(struct parse *p, uint32_t pidx, uint64_t off,
 	}
 out:
 	free(hist);
-	idmap_release(&local);
 	return rc;
 }
 
@@ -483,10 +471,10 @@ static enum mp_errcode parse_profile(struct parse *p, uint32_t pidx)
 		return rc;
 	prof->layout = layout_of(p->rf, pidx);
 	rc = parse_stacks(p, stack_off, p->psize, &stacks, &nstacks, &ids);
-	if (rc)
-		return rc;
-	prof->nstacks = nstacks;
-	rc = parse_mibs(p, pidx, mib_off, stack_off, stacks, &ids);
+	if (rc == MP_OK) {
+		prof->nstacks = nstacks;
+		rc = parse_mibs(p, pidx, mib_off, stack_off, stacks, &ids);
+	}
 	free(stacks);
 	idmap_release(&ids);
 	return rc;
@@ -509,16 +497,8 @@ enum mp_errcode raw_parse(struct raw_file *rf, const void *data, size_t size,
 		const unsigned char *h = buf + off;
 		uint64_t magic, version, total;
 
-		if (size - off < RAW_HEADER_SIZE) {
-			rc = mp_fail(err, MP_E_TRUNCATED,
-				     "profile header at offset 0x%" PRIx64
-				     " is truncated (%zu of %d bytes)",
-				     off, (size_t)(size - off), RAW_HEADER_SIZE);
-			goto out;
-		}
-		magic = mp_le64(h + RAW_HDR_MAGIC);
-		version = mp_le64(h + RAW_HDR_VERSION);
-		total = mp_le64(h + RAW_HDR_TOTAL_SIZE);
+		/* The magic first: a short file that is no profile is "bad magic". */
+		magic = size - off >= 8 ? mp_le64(h + RAW_HDR_MAGIC) : RAW_MAGIC;
 		if (magic != RAW_MAGIC) {
 			rc = off == 0
 				? mp_fail(err, MP_E_BAD_MAGIC,
@@ -531,6 +511,15 @@ enum mp_errcode raw_parse(struct raw_file *rf, const void *data, size_t size,
 					  magic, rf->nprofiles + 1, off);
 			goto out;
 		}
+		if (size - off < RAW_HEADER_SIZE) {
+			rc = mp_fail(err, MP_E_TRUNCATED,
+				     "profile header at offset 0x%" PRIx64
+				     " is truncated (%zu of %d bytes)",
+				     off, (size_t)(size - off), RAW_HEADER_SIZE);
+			goto out;
+		}
+		version = mp_le64(h + RAW_HDR_VERSION);
+		total = mp_le64(h + RAW_HDR_TOTAL_SIZE);
 		if (version < RAW_VERSION_MIN || version > RAW_VERSION_MAX) {
 			rc = mp_fail(err, MP_E_BAD_VERSION,
 				     "unsupported raw profile version %" PRIu64

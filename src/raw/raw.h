@@ -21,13 +21,13 @@
  *	}
  *	raw_file_release(&rf);
  *
- * Contexts.  Within one profile, MIB records sharing a stack id are one
- * context and merge by compiler-rt's rule (mib_merge_runtime).  Across the
- * profiles of one file, contexts with the same stack id, the same PCs and
- * the same memory map are the same context and fold order-independently
- * (mib_fold); so a dump followed by exit counts an object live at the
- * first dump twice, as the runtime itself does.  Contexts are listed in
- * order of first appearance.
+ * Contexts.  MIB records with the same stack id, the same PCs and the same
+ * memory map are one context, within a profile and across the profiles of
+ * the file (one process dumping several times).  They merge by
+ * compiler-rt's rule (mib_merge_runtime) in file order, later records
+ * being the newer, as llvm-profdata does; so a dump followed by exit
+ * counts an object live at the first dump twice, as the runtime itself
+ * does.  Contexts are listed in order of first appearance.
  */
 #ifndef RAW_H
 #define RAW_H

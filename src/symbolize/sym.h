@@ -1,0 +1,279 @@
+/*
+ * sym.h - symbolization of profile PCs: PC -> (module, ELF address) -> frames.
+ *
+ * Many raw profiles of one program differ only in where the loader put each
+ * module (ASLR).  So a PC is first mapped, per profile, to the module that
+ * contains it and its ELF address there (sym_map_pc); only then are distinct
+ * (module, address) pairs symbolized, each once and cached (sym_lookup).
+ * Merging 500 profiles of one program costs about as much DWARF work as one.
+ *
+ *	struct sym_options opt = { .warn = print_warning, .warn_arg = NULL };
+ *	struct sym_ctx sym;
+ *	struct mp_err err = { 0 };
+ *	struct sym_addr a;
+ *	const struct sym_frames *fr;
+ *
+ *	sym_init(&sym, &opt);
+ *	if (sym_add_binary(&sym, "./app", &err) ||	// main executable first
+ *	    sym_add_binary(&sym, "./libfoo.so", &err))
+ *		goto out;
+ *	sym_check_profile(&sym, prof, &err);		// warns on mismatch
+ *	if (sym_map_pc(&sym, prof, pc, &a, &err) ||
+ *	    sym_lookup(&sym, &a, &fr, &err))
+ *		goto out;
+ *	for (uint32_t i = 0; i < fr->n; i++)		// innermost first
+ *		printf("%s %s:%u\n", sym_pretty_name(&sym, fr->f[i].function),
+ *		       fr->f[i].file, fr->f[i].line);
+ *	if (fr->n == 0)					// unsymbolized
+ *		printf("%s+0x%llx\n", hex build id of a, a.offset);
+ *   out:
+ *	sym_release(&sym);
+ *
+ * Modules.  sym_add_binary() registers an ELF executable or shared object.
+ * Profiles of version 3 and later record each segment's GNU build id, and a
+ * segment belongs to the binary with that build id, whatever its path.  For
+ * a build id that no registered binary has, the debug directories are
+ * searched for DIR/.build-id/xx/rest, then DIR/.build-id/xx/rest.debug, and
+ * a file found there becomes a module too (so libc's frames are symbolized
+ * on a system with libc6-dbg).  Version 1 and 2 profiles carry no build id:
+ * the first registered binary is the main executable, and it owns the
+ * leading segments of the map whose file offset and size fit one of its
+ * executable PT_LOADs; frames in other segments stay unsymbolized.
+ *
+ * Debug information of a module is its own DWARF, else a separate file found
+ * by build id (DIR/.build-id/xx/rest.debug) or by .gnu_debuglink (next to the
+ * binary, in its .debug/ subdirectory, or DIR/<binary's directory>/), for
+ * each debug directory DIR: those given to sym_add_debug_dir(), then
+ * /usr/lib/debug unless opt.no_default_debug_dir.  There is never a network
+ * lookup: DEBUGINFOD_URLS is ignored.  Without DWARF for an address, its
+ * frame is the ELF symbol that contains it (from_symtab).
+ *
+ * Ownership.  Every string and frame array handed out (sym_frames,
+ * sym_module_info, sym_pretty_name) is owned by the context and stays valid,
+ * unchanged, until sym_release().  The context is used from one thread.
+ *
+ * Warnings (a missing binary, a build-id mismatch, a module without DWARF)
+ * go to opt.warn, each once per context; with opt.strict the first two are
+ * errors instead.
+ */
+#ifndef SYM_H
+#define SYM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/mp_err.h"
+#include "../common/mp_util.h"
+#include "../raw/raw.h"
+
+struct sym_options {
+	/* Called with a complete one-line message; NULL drops warnings. */
+	void (*warn)(void *arg, const char *msg);
+	void *warn_arg;
+	/*
+	 * A PC in a segment without a binary is an error (MP_E_NO_BINARY, or
+	 * MP_E_BUILD_ID for the main segment while a main binary is
+	 * registered) and so is a registered binary that matches no segment.
+	 */
+	bool strict;
+	bool no_default_debug_dir;	/* do not search /usr/lib/debug */
+};
+
+/* One logical frame: a function, or a function inlined into its caller. */
+struct sym_frame {
+	const char *function;	/* linkage (mangled) name; NULL if unknown */
+	const char *file;	/* absolute unless the DWARF's comp_dir is
+				 * relative; NULL if unknown */
+	uint32_t line, column, discriminator;	/* 0 if unknown */
+	bool inlined;		/* inlined into the next (outer) frame */
+	bool runtime;		/* allocation runtime, see sym_is_runtime() */
+};
+
+struct sym_frames {
+	struct sym_frame *f;	/* n frames, innermost first */
+	uint32_t n;		/* 0: nothing known about the address */
+	bool from_symtab;	/* no DWARF: f[0] is the ELF symbol only */
+};
+
+/*
+ * Where a PC lies.  module is the index of a module of the context, or -1
+ * when the PC lies in no segment (segment == -1) or in a segment without a
+ * binary.  offset is what to show for an unsymbolized frame, as
+ * "<build id>+0x<offset>": in profiles of version 3 and later the ELF
+ * address (PC - load bias), known even without the binary; in version 1
+ * and 2, the file offset (PC - segment start + mapping's file offset).
+ */
+struct sym_addr {
+	uint64_t addr;		/* ELF address in the module; valid if module >= 0 */
+	uint64_t offset;
+	int32_t module;
+	int32_t segment;	/* index into prof->segments, or -1 */
+	uint32_t build_id_size;	/* 0 in v1/v2 profiles */
+	uint8_t build_id[RAW_BUILD_ID_MAX];
+};
+
+struct sym_module_info {
+	const char *path;	/* the binary, or the debug file standing in */
+	const uint8_t *build_id;
+	uint32_t build_id_size;	/* 0 if the ELF has none */
+	bool from_debug_dir;	/* found by build id, not given by the user */
+	bool has_dwarf;		/* known after the first sym_lookup() */
+	/* Distinct addresses looked up in the module: */
+	uint64_t addrs;		/* in all */
+	uint64_t with_line;	/* resolved to a source location */
+	uint64_t symtab_only;	/* resolved to an ELF symbol only */
+	/* addrs - with_line - symtab_only resolved to nothing */
+};
+
+struct sym_stats {
+	uint64_t pcs;		/* sym_map_pc() calls */
+	uint64_t unmapped;	/* ... whose PC lies in no segment */
+	uint64_t no_binary;	/* ... whose segment has no binary */
+	uint64_t addrs;		/* distinct (module, address) symbolized */
+	uint64_t memory;	/* bytes the context holds for them */
+	uint32_t nmodules;
+};
+
+struct sym_module;
+struct sym_bid;
+struct sym_entry;
+struct sym_str;
+
+/* All fields are private; read them through the functions below. */
+struct sym_ctx {
+	struct sym_options opt;
+	struct sym_module **mods;	/* each allocated on its own: libdwfl
+					 * keeps pointers into it */
+	size_t nmods, amods;
+	char **dirs;			/* debug directories */
+	size_t ndirs, adirs;
+	struct sym_bid *bids;		/* build id -> module, power of two */
+	uint32_t bid_mask, nbids;
+	uint64_t *warned;		/* hashes of warnings already given */
+	size_t nwarned, awarned;
+	struct sym_entry *entries;	/* the symbolized addresses */
+	size_t nentries, aentries;
+	uint32_t *table;		/* entry index + 1, 0 = empty */
+	uint32_t table_mask;
+	struct sym_str *strs;		/* interned strings */
+	size_t nstrs, astrs;
+	uint32_t *str_table;		/* str index + 1, 0 = empty */
+	uint32_t str_mask;
+	struct sym_frame *scratch;	/* frames of the address in progress */
+	size_t ascratch;
+	struct mp_arena arena;		/* strings and frame arrays */
+	struct sym_stats stats;
+};
+
+/* Set up CTX with OPT (copied; NULL = defaults).  Allocates nothing. */
+void sym_init(struct sym_ctx *ctx, const struct sym_options *opt);
+/* Free everything CTX holds; accepts an initialized or zeroed struct. */
+void sym_release(struct sym_ctx *ctx);
+
+/* Search DIR (a tree with .build-id/xx/rest.debug) before the default. */
+enum mp_errcode sym_add_debug_dir(struct sym_ctx *ctx, const char *dir,
+				  struct mp_err *err);
+
+/*
+ * Register the ELF executable or shared object at PATH (the path is copied).
+ * The first binary registered is the main executable of v1/v2 profiles.  A
+ * second binary with a build id already registered is ignored with a
+ * warning.  Fails with MP_E_IO or MP_E_ELF.
+ */
+enum mp_errcode sym_add_binary(struct sym_ctx *ctx, const char *path,
+			       struct mp_err *err);
+
+/*
+ * Check the registered binaries against PROF's memory map: warn once per
+ * binary that matches no segment, naming both build ids for the main one
+ * ("'app' has build id 3f2a..., the profile's main segment has 9c01...").
+ * With opt.strict that is MP_E_BUILD_ID instead.
+ */
+enum mp_errcode sym_check_profile(struct sym_ctx *ctx,
+				  const struct raw_profile *prof,
+				  struct mp_err *err);
+
+/*
+ * Map PC of profile PROF to OUT (see struct sym_addr).  A PC in a segment
+ * without a binary is warned about once per build id (v1/v2: once per
+ * segment position, offset and size), naming the segment; with opt.strict
+ * it is an error.  Cheap: no DWARF is read.
+ */
+enum mp_errcode sym_map_pc(struct sym_ctx *ctx, const struct raw_profile *prof,
+			   uint64_t pc, struct sym_addr *out,
+			   struct mp_err *err);
+
+/*
+ * The frames of A (from sym_map_pc, or with module and addr set by hand).
+ * Each distinct (module, addr) is symbolized once.  The PC is used as is:
+ * raw profiles already store return address - 1.  A with module -1 gives
+ * n = 0.  Missing or broken debug information never fails: the address
+ * falls back to its ELF symbol or to nothing.  Fails only with MP_E_NOMEM,
+ * or MP_E_INVALID for a module index out of range.
+ */
+enum mp_errcode sym_lookup(struct sym_ctx *ctx, const struct sym_addr *a,
+			   const struct sym_frames **out, struct mp_err *err);
+
+/* Describe module MODULE; false if there is no such module. */
+bool sym_module_info(const struct sym_ctx *ctx, int32_t module,
+		     struct sym_module_info *out);
+void sym_get_stats(const struct sym_ctx *ctx, struct sym_stats *out);
+
+/*
+ * Write ID as lowercase hex into BUF (NUL-terminated, truncated to SIZE);
+ * returns the full length, 2 * n, like snprintf.
+ */
+size_t sym_format_build_id(const uint8_t *id, uint32_t n, char *buf,
+			   size_t size);
+
+/*
+ * Demangle an Itanium C++ name for display, snprintf-style: writes the
+ * demangled name, or NAME itself when it is not a mangled name, into BUF
+ * and returns the full length.  Uses libstdc++'s __cxa_demangle (link with
+ * -lstdc++).
+ */
+size_t sym_demangle(const char *name, char *buf, size_t size);
+
+/*
+ * The same, cached in CTX: the result is owned by CTX.  Returns NAME itself
+ * when it is not mangled or demangling fails, and NULL for NULL.
+ */
+const char *sym_pretty_name(struct sym_ctx *ctx, const char *name);
+
+/*
+ * True when a frame with this linkage name (or NULL) and source file (or
+ * NULL) belongs to the allocation runtime, not to the program.  The rule:
+ *  - names of compiler-rt's MemProf runtime and interceptors: prefixes
+ *    __interceptor_, ___interceptor_, __memprof_, __sanitizer_, and the
+ *    namespaces __memprof, __sanitizer, __interception (_ZN8__memprof...);
+ *  - our own runtime: prefix memprof_rt_;
+ *  - the C allocation functions, exactly: malloc calloc realloc
+ *    reallocarray free cfree posix_memalign aligned_alloc memalign valloc
+ *    pvalloc malloc_usable_size strdup strndup __strdup __strndup wcsdup,
+ *    and the same with prefix __libc_ (glibc's internal names);
+ *  - C++ operator new/new[]/delete/delete[], every overload (_Znw, _Zna,
+ *    _Zdl, _Zda followed by anything);
+ *  - allocate/deallocate of the standard allocators: a name starting with
+ *    std::allocator<, std::__new_allocator<, __gnu_cxx::new_allocator<,
+ *    std::allocator_traits<, __gnu_cxx::__alloc_traits< or their libc++
+ *    std::__1:: versions, and containing E8allocate, E10deallocate or
+ *    E17allocate_at_least after that (mangled form); plus libc++'s
+ *    std::__1::__libcpp_allocate and __libcpp_operator_new;
+ *  - a file under compiler-rt/lib/ or src/runtime/.
+ * Containers' own members (std::vector<...>::_M_realloc_insert) are user
+ * frames: they say which container allocated.
+ */
+bool sym_is_runtime(const char *function, const char *file);
+
+/*
+ * Index of the first user frame of a calling context given as its logical
+ * frames, leaf first (every PC's frames, innermost first, PC after PC).
+ * FRAMES[i] may be NULL for a frame that could not be symbolized.  Leading
+ * frames whose 'runtime' flag is set are skipped; a NULL frame stops the
+ * skipping (what it is cannot be known, so it is kept).  Returns N when
+ * every frame is a runtime frame.
+ */
+size_t sym_user_start(const struct sym_frame *const *frames, size_t n);
+
+#endif /* SYM_H */

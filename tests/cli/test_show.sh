@@ -1,0 +1,103 @@
+#!/bin/sh
+# memprof-data show on every fixture: valid JSON, exit codes, error
+# messages, and agreement with llvm-profdata-19 where it can read the file.
+set -u
+BUILD=${1:-build}
+MD="$BUILD/memprof-data"
+FX=tests/fixtures
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+ok() { echo "ok - $*"; }
+notok() { echo "not ok - $*"; }
+
+for f in "$FX"/*.profraw "$FX"/*.profraw.zst; do
+	n=$(basename "$f")
+	if "$MD" show --format=json "$f" >"$tmp/out.json" 2>"$tmp/err" &&
+	   python3 -m json.tool "$tmp/out.json" >/dev/null 2>&1; then
+		ok "show --format=json $n parses"
+	else
+		notok "show --format=json $n: $(cat "$tmp/err")"
+	fi
+	for fmt in text yaml; do
+		if "$MD" show --format=$fmt "$f" >/dev/null 2>"$tmp/err"; then
+			ok "show --format=$fmt $n"
+		else
+			notok "show --format=$fmt $n: $(cat "$tmp/err")"
+		fi
+	done
+done
+
+# The JSON document's shape (issue: schema memprof-data/show/1).
+"$MD" show --format=json "$FX/basic.pie.v4.profraw" >"$tmp/s.json"
+if python3 - "$tmp/s.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "memprof-data/show/1"
+i = d["inputs"][0]
+assert i["kind"] == "raw" and i["version"] == 4 and i["profiles"] == 1
+s = d["segments"][0]
+assert len(s["build_id"]) == 40 and s["start"].startswith("0x")
+assert d["summary"]["contexts"] == len(d["contexts"])
+c = d["contexts"][0]
+assert c["mib"]["AllocCount"] == 1000 and c["mib"]["TotalSize"] == 100000
+assert isinstance(c["histogram"], list)
+assert all(f["address"].startswith("0x") for f in c["frames"])
+assert sum(x["mib"]["AllocCount"] for x in d["contexts"]) == d["summary"]["AllocCount"]
+PY
+then ok "JSON document has the documented shape"; else notok "JSON shape"; fi
+
+# --top and --sort.
+n=$("$MD" show --format=json --top=2 --sort=bytes "$FX/cxx.v4.profraw" |
+	python3 -c 'import json,sys; c=json.load(sys.stdin)["contexts"]; print(len(c), c[0]["mib"]["TotalSize"] >= c[1]["mib"]["TotalSize"])')
+[ "$n" = "2 True" ] && ok "--top=2 --sort=bytes" || notok "--top/--sort gave '$n'"
+
+# Usage errors exit 2, input errors exit 1, each naming the file.
+"$MD" show --format=xml "$FX/cxx.v4.profraw" >/dev/null 2>&1
+[ $? -eq 2 ] && ok "unknown format exits 2" || notok "unknown format exit code"
+"$MD" show >/dev/null 2>&1
+[ $? -eq 2 ] && ok "no input exits 2" || notok "no input exit code"
+"$MD" nosuchcommand >/dev/null 2>&1
+[ $? -eq 2 ] && ok "unknown command exits 2" || notok "unknown command exit code"
+"$MD" show "$tmp/missing.profraw" >/dev/null 2>"$tmp/err"
+rc=$?
+if [ $rc -eq 1 ] && grep -q "'$tmp/missing.profraw': cannot open: No such file" "$tmp/err"; then
+	ok "missing file exits 1 naming it"
+else
+	notok "missing file: rc=$rc $(cat "$tmp/err")"
+fi
+"$MD" show "$FX/bad/version-99.profraw" >/dev/null 2>"$tmp/err"
+if [ $? -eq 1 ] && grep -q "version-99.profraw': unsupported raw profile version 99" "$tmp/err"; then
+	ok "bad version names file and version"
+else
+	notok "bad version: $(cat "$tmp/err")"
+fi
+"$MD" --version | grep -q '^memprof-data [0-9]' && ok "--version" || notok "--version"
+"$MD" help show | grep -q '^usage: memprof-data show' && ok "help show" || notok "help show"
+
+# A write error on stdout is reported (git's run_builtin check).
+if [ -w /dev/full ]; then
+	"$MD" show "$FX/cxx.v4.profraw" >/dev/full 2>"$tmp/err"
+	[ $? -eq 1 ] && grep -q "write error" "$tmp/err" && ok "write error on stdout exits 1" ||
+		notok "write error on stdout not reported"
+fi
+
+# The oracle: llvm-profdata-19 reads v3+ raw profiles of one binary.
+if command -v llvm-profdata-19 >/dev/null 2>&1; then
+	for p in basic.pie basic.nopie basic.hist cxx dump2; do
+		prof="$FX/$p.v4.profraw"
+		bin="$FX/$p"
+		[ "$p" = cxx ] && bin="$FX/cxx.pie"
+		[ -f "$prof" ] || continue
+		"$MD" show --format=json "$prof" >"$tmp/ours.json"
+		if llvm-profdata-19 show --memory --profiled-binary "$bin" "$prof" \
+			-o "$tmp/llvm.yaml" 2>"$tmp/err"; then
+			python3 tests/cli/compare_llvm.py "$tmp/ours.json" "$tmp/llvm.yaml" \
+				"$p.v4.profraw vs llvm-profdata-19"
+		else
+			notok "llvm-profdata-19 failed on $prof: $(cat "$tmp/err")"
+		fi
+	done
+else
+	echo "# llvm-profdata-19 not installed: oracle comparison skipped"
+fi

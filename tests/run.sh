@@ -1,0 +1,53 @@
+#!/bin/sh
+# Run every test: the Check unit suites in BUILD/tests/test_*, then the
+# command-line tests tests/cli/*.sh (which print "ok - ..." / "not ok - ...").
+# Ends with one line "check: N passed, N failed"; exits 1 if anything failed.
+set -u
+BUILD=${1:-build}
+export MEMPROF_DATA="$BUILD/memprof-data" BUILD FIXTURES=tests/fixtures
+unset DEBUGINFOD_URLS
+passed=0 failed=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+for t in "$BUILD"/tests/test_*; do
+	[ -x "$t" ] || continue
+	"$t" >"$log" 2>&1
+	rc=$?
+	cat "$log"
+	# Check ends with "NN%: Checks: N, Failures: F, Errors: E".
+	f=0 e=0
+	line=$(grep -E 'Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+' "$log" | tail -n 1)
+	if [ -n "$line" ]; then
+		n=$(echo "$line" | sed -E 's/.*Checks: ([0-9]+).*/\1/')
+		f=$(echo "$line" | sed -E 's/.*Failures: ([0-9]+).*/\1/')
+		e=$(echo "$line" | sed -E 's/.*Errors: ([0-9]+).*/\1/')
+		passed=$((passed + n - f - e))
+		failed=$((failed + f + e))
+	fi
+	# A non-zero exit after the summary (a leak report, a crash at exit)
+	# is a failure too.
+	if [ $rc -ne 0 ] && [ $((f + e)) -eq 0 ]; then
+		echo "not ok - $t exited with status $rc"
+		failed=$((failed + 1))
+	fi
+done
+
+for t in tests/cli/*.sh; do
+	[ -f "$t" ] || continue
+	echo "# $t"
+	sh "$t" "$BUILD" >"$log" 2>&1
+	rc=$?
+	cat "$log"
+	p=$(grep -c '^ok - ' "$log")
+	f=$(grep -c '^not ok - ' "$log")
+	passed=$((passed + p))
+	failed=$((failed + f))
+	if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "not ok - $t exited with status $rc"
+		failed=$((failed + 1))
+	fi
+done
+
+echo "check: $passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
