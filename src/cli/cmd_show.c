@@ -57,7 +57,7 @@ int cmd_show(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			if (!emit_format_parse(optarg, &fmt))
@@ -78,6 +78,9 @@ int cmd_show(int argc, char **argv)
 		case 'h':
 			help();
 			return EXIT_OK;
+		case ':':
+			return cli_usage_error(&cli_cmd_show,
+				"option '%s' needs a value", argv[optind - 1]);
 		default:
 			return cli_usage_error(&cli_cmd_show,
 				"unknown option '%s'", argv[optind - 1]);
@@ -100,10 +103,9 @@ int cmd_show(int argc, char **argv)
 	}
 	rc = EXIT_OK;
 out:
-	if (e && !emit_close(e) && rc == EXIT_OK) {
-		cli_error(NULL, "write error on standard output");
+	/* A write error is reported once, by cli_finish_stdout(). */
+	if (e && !emit_close(e) && rc == EXIT_OK)
 		rc = EXIT_ERROR;
-	}
 	view_release(&v);
 	return rc;
 }

@@ -276,6 +276,8 @@ static void block_end(struct emit *e, const struct level *l)
 	if (inline_kind(l->kind)) {
 		if (yaml)
 			putc(l->kind == K_ROW ? '}' : ']', e->out);
+		else if (l->count == 0)
+			fputs("(none)", e->out);
 		return;
 	}
 	if (l->count == 0) {

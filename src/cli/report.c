@@ -131,10 +131,10 @@ static void emit_inputs(struct emit *e, const struct view *v)
 		const struct view_input *in = &v->inputs[i];
 
 		snprintf(display, sizeof(display),
-			 "%s: %s v%u%s, %u profile%s, %zu contexts", in->path,
+			 "%s: %s v%u%s, %u profile%s, %zu context%s", in->path,
 			 in->kind, in->version, in->compressed ? " (zstd)" : "",
 			 in->nprofiles, in->nprofiles == 1 ? "" : "s",
-			 in->ncontexts);
+			 in->ncontexts, in->ncontexts == 1 ? "" : "s");
 		emit_row(e, NULL, display);
 		emit_str(e, "path", in->path);
 		emit_str(e, "kind", in->kind);
@@ -217,6 +217,7 @@ bool report_show(struct emit *e, const struct view *v,
 		emit_object(e, NULL);
 		emit_u64(e, "id", c->id);
 		emit_u64(e, "input", c->input);
+		emit_u64(e, "profile", c->profile);
 		emit_list(e, "frames");
 		for (uint32_t k = 0; k < c->nframes; k++)
 			emit_frame(e, &c->frames[k], opts->demangle);
