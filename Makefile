@@ -18,7 +18,8 @@ ifneq ($(CI),)
 WARN    += -Werror
 endif
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -MMD -MP
-LIBS    := -ldw -lelf -lzstd
+# libstdc++ only for __cxa_demangle (display of C++ names).
+LIBS    := -ldw -lelf -lzstd -lstdc++ -pthread
 
 CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)

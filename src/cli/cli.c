@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "../common/mp_util.h"
+#include "../symbolize/sym.h"
 
 const char *cli_progname = "memprof-data";
 
@@ -80,4 +82,63 @@ int cli_finish_stdout(int rc)
 		return rc ? rc : EXIT_ERROR;
 	}
 	return rc;
+}
+
+bool cli_sym_option(struct cli_sym *o, int c, const char *arg)
+{
+	switch (c) {
+	case OPT_BINARY:
+		if (MP_GROW(o->binaries, o->abinaries, o->nbinaries + 1))
+			o->binaries[o->nbinaries++] = arg;
+		return true;
+	case OPT_DEBUG_DIR:
+		if (MP_GROW(o->debug_dirs, o->adebug_dirs, o->ndebug_dirs + 1))
+			o->debug_dirs[o->ndebug_dirs++] = arg;
+		return true;
+	case OPT_STRICT:
+		o->strict = true;
+		return true;
+	case OPT_KEEP_RUNTIME:
+		o->keep_runtime = true;
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void print_warning(void *arg, const char *msg)
+{
+	struct cli_sym *o = arg;
+
+	o->warnings++;
+	cli_warning(NULL, "%s", msg);
+}
+
+int cli_sym_setup(struct cli_sym *o, struct sym_ctx *sym)
+{
+	struct sym_options opt = { 0 };
+	struct mp_err err = { 0 };
+
+	/*
+	 * Without any --binary the user expects unsymbolized frames: say
+	 * nothing about each module that has none (--strict still fails).
+	 */
+	opt.warn = o->nbinaries || o->strict ? print_warning : NULL;
+	opt.warn_arg = o;
+	opt.strict = o->strict;
+	sym_init(sym, &opt);
+	for (size_t i = 0; i < o->ndebug_dirs; i++)
+		if (sym_add_debug_dir(sym, o->debug_dirs[i], &err))
+			return cli_fail(o->debug_dirs[i], &err);
+	for (size_t i = 0; i < o->nbinaries; i++)
+		if (sym_add_binary(sym, o->binaries[i], &err))
+			return cli_fail(o->binaries[i], &err);
+	return EXIT_OK;
+}
+
+void cli_sym_release(struct cli_sym *o)
+{
+	free(o->binaries);
+	free(o->debug_dirs);
+	memset(o, 0, sizeof(*o));
 }

@@ -46,7 +46,48 @@ bool cli_parse_uint(const char *s, unsigned long long min,
 /* Flush stdout and report a write error (git's run_builtin check). */
 int cli_finish_stdout(int rc);
 
+/*
+ * The options every symbolizing command shares: --binary (repeatable),
+ * --debug-dir (repeatable), --strict and --keep-runtime.  Their
+ * getopt_long entries use the codes below; cli_sym_option() takes one.
+ */
+enum {
+	OPT_BINARY = 0x100, OPT_DEBUG_DIR, OPT_STRICT, OPT_KEEP_RUNTIME,
+	OPT_NO_DEMANGLE, OPT__NEXT
+};
+#define CLI_SYM_LONGOPTS                                                  \
+	{ "binary", required_argument, NULL, OPT_BINARY },                \
+	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },          \
+	{ "strict", no_argument, NULL, OPT_STRICT },                      \
+	{ "keep-runtime", no_argument, NULL, OPT_KEEP_RUNTIME }
+#define CLI_SYM_HELP                                                      \
+	"  --binary=PATH  an executable or shared library of the profiled\n" \
+	"                 process, matched by build id (repeatable)\n"       \
+	"  --debug-dir=DIR  a tree with .build-id/xx/rest.debug files\n"    \
+	"                 (repeatable; /usr/lib/debug is always searched)\n" \
+	"  --strict       a missing or mismatched binary is an error\n"      \
+	"  --keep-runtime keep the allocator's own frames\n"
+
+struct cli_sym {
+	const char **binaries;
+	size_t nbinaries, abinaries;
+	const char **debug_dirs;
+	size_t ndebug_dirs, adebug_dirs;
+	bool strict, keep_runtime;
+	unsigned warnings;	/* warnings printed so far */
+};
+
+struct sym_ctx;
+
+/* Take option C with argument ARG if it is one of ours; false if not. */
+bool cli_sym_option(struct cli_sym *o, int c, const char *arg);
+/* Set SYM up from O: binaries and debug directories, warnings to stderr. */
+int cli_sym_setup(struct cli_sym *o, struct sym_ctx *sym);
+void cli_sym_release(struct cli_sym *o);
+
 int cmd_show(int argc, char **argv);
 extern const struct cli_command cli_cmd_show;
+int cmd_merge(int argc, char **argv);
+extern const struct cli_command cli_cmd_merge;
 
 #endif /* CLI_H */

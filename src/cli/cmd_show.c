@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "emit.h"
 #include "report.h"
+#include "stack.h"
 #include "view.h"
 
 const struct cli_command cli_cmd_show = {
@@ -14,7 +15,9 @@ const struct cli_command cli_cmd_show = {
 	.run = cmd_show,
 	.summary = "print raw or indexed profiles (text, YAML, JSON)",
 	.synopsis = "memprof-data show [--format=text|yaml|json] [--top=N] "
-		    "[--sort=allocs|bytes|accesses|lifetime] FILE...",
+		    "[--sort=allocs|bytes|accesses|lifetime] [--binary=PATH]... "
+		    "[--debug-dir=DIR]... [--strict] [--keep-runtime] "
+		    "[--no-demangle] [--function=NAME] [--stats] FILE...",
 };
 
 static void help(void)
@@ -31,24 +34,43 @@ static void help(void)
 	       "                 bytes (TotalSize), accesses "
 	       "(TotalAccessCount) or\n"
 	       "                 lifetime (TotalLifetime)\n"
+	       CLI_SYM_HELP
+	       "  --no-demangle  show C++ names as linkage names\n"
+	       "  --function=NAME  of an indexed profile, only the contexts of "
+	       "function NAME\n"
+	       "                 (its linkage name), found through the hash "
+	       "table\n"
+	       "  --stats        table sizes of indexed profiles\n"
 	       "  -h, --help     this text\n"
 	       "\n"
-	       "FILE may be a raw profile (versions 1 to 5, plain or zstd) or "
-	       "'-' for\nstandard input.  Exit status: 0 ok, 1 error, 2 usage.\n",
+	       "FILE may be a raw profile (versions 1 to 5, plain or zstd), an "
+	       "indexed\nprofile written by 'memprof-data merge', or '-' for "
+	       "standard input.\nWith --binary, raw stacks are symbolized.  "
+	       "Exit status: 0 ok, 1 error, 2 usage.\n",
 	       cli_cmd_show.synopsis);
 }
 
 int cmd_show(int argc, char **argv)
 {
+	enum { OPT_FORMAT = OPT__NEXT, OPT_TOP, OPT_SORT, OPT_FUNCTION,
+	       OPT_STATS };
 	static const struct option longopts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "top", required_argument, NULL, 't' },
-		{ "sort", required_argument, NULL, 's' },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "top", required_argument, NULL, OPT_TOP },
+		{ "sort", required_argument, NULL, OPT_SORT },
+		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
+		{ "function", required_argument, NULL, OPT_FUNCTION },
+		{ "stats", no_argument, NULL, OPT_STATS },
 		{ "help", no_argument, NULL, 'h' },
+		CLI_SYM_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	struct report_show_opts opts = { SORT_ALLOCS, 0, true };
+	struct report_show_opts opts = { SORT_ALLOCS, 0, true, NULL, NULL, false };
 	enum emit_format fmt = EMIT_TEXT;
+	struct cli_sym so = { 0 };
+	struct sym_ctx sym = { 0 };
+	struct stack_stats sstats = { 0 };
+	const char *function = NULL;
 	struct mp_err err = { 0 };
 	struct emit *e = NULL;
 	struct view v;
@@ -57,44 +79,79 @@ int cmd_show(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
+	view_init(&v);
 	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		if (cli_sym_option(&so, c, optarg))
+			continue;
 		switch (c) {
-		case 'f':
-			if (!emit_format_parse(optarg, &fmt))
-				return cli_usage_error(&cli_cmd_show,
+		case OPT_FORMAT:
+			if (!emit_format_parse(optarg, &fmt)) {
+				rc = cli_usage_error(&cli_cmd_show,
 					"unknown format '%s'", optarg);
+				goto out;
+			}
 			break;
-		case 't':
-			if (!cli_parse_uint(optarg, 0, SIZE_MAX, &n))
-				return cli_usage_error(&cli_cmd_show,
+		case OPT_TOP:
+			if (!cli_parse_uint(optarg, 0, SIZE_MAX, &n)) {
+				rc = cli_usage_error(&cli_cmd_show,
 					"--top wants a number, not '%s'", optarg);
+				goto out;
+			}
 			opts.top = (size_t)n;
 			break;
-		case 's':
-			if (!report_sort_parse(optarg, &opts.sort))
-				return cli_usage_error(&cli_cmd_show,
+		case OPT_SORT:
+			if (!report_sort_parse(optarg, &opts.sort)) {
+				rc = cli_usage_error(&cli_cmd_show,
 					"unknown sort key '%s'", optarg);
+				goto out;
+			}
+			break;
+		case OPT_NO_DEMANGLE:
+			opts.demangle = false;
+			break;
+		case OPT_FUNCTION:
+			function = optarg;
+			break;
+		case OPT_STATS:
+			opts.stats = true;
 			break;
 		case 'h':
 			help();
-			return EXIT_OK;
+			rc = EXIT_OK;
+			goto out;
 		case ':':
-			return cli_usage_error(&cli_cmd_show,
+			rc = cli_usage_error(&cli_cmd_show,
 				"option '%s' needs a value", argv[optind - 1]);
+			goto out;
 		default:
-			return cli_usage_error(&cli_cmd_show,
+			rc = cli_usage_error(&cli_cmd_show,
 				"unknown option '%s'", argv[optind - 1]);
+			goto out;
 		}
 	}
-	if (optind >= argc)
-		return cli_usage_error(&cli_cmd_show, "no input file");
+	if (optind >= argc) {
+		rc = cli_usage_error(&cli_cmd_show, "no input file");
+		goto out;
+	}
 
-	view_init(&v);
 	for (int i = optind; i < argc; i++) {
-		if (view_add_file(&v, argv[i], &err)) {
+		if (view_add_file(&v, argv[i], function, &err)) {
 			rc = cli_fail(argv[i], &err);
 			goto out;
 		}
+	}
+	/* Raw stacks always go through the symbolizer, as in merge: with
+	 * no binary it still maps each PC to its module's build id. */
+	if ((rc = cli_sym_setup(&so, &sym)) != EXIT_OK)
+		goto out;
+	rc = EXIT_ERROR;
+	if (v.nraws) {
+		if (view_symbolize(&v, &sym, so.keep_runtime, &sstats, &err)) {
+			rc = cli_fail(NULL, &err);
+			goto out;
+		}
+		opts.sym = &sym;
+		opts.sym_stats = &sstats;
 	}
 	e = emit_open(fmt, stdout);
 	if (!e || !report_show(e, &v, &opts)) {
@@ -107,5 +164,7 @@ out:
 	if (e && !emit_close(e) && rc == EXIT_OK)
 		rc = EXIT_ERROR;
 	view_release(&v);
+	sym_release(&sym);
+	cli_sym_release(&so);
 	return rc;
 }

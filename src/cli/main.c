@@ -13,6 +13,7 @@
 #endif
 
 static const struct cli_command *const commands[] = {
+	&cli_cmd_merge,
 	&cli_cmd_show,
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

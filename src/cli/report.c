@@ -1,5 +1,8 @@
 #include "report.h"
 
+#include "../symbolize/sym.h"
+#include "stack.h"
+
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,12 +54,15 @@ static void hex_string(const uint8_t *p, size_t n, char *buf, size_t size)
 void report_frame_string(const struct view_frame *f, bool demangle,
 			 char *buf, size_t size)
 {
-	char bid[2 * RAW_BUILD_ID_MAX + 1];
+	char bid[2 * RAW_BUILD_ID_MAX + 1], name[512];
 	int n = 0;
 
-	(void)demangle;
 	if (!f->function && !f->file) {
-		if (f->build_id_size) {
+		if (f->unsymbolized_id) {
+			snprintf(buf, size, "%s+0x%" PRIx64,
+				 f->unsymbolized_id[0] ? f->unsymbolized_id : "?",
+				 f->module_offset);
+		} else if (f->build_id_size) {
 			hex_string(f->build_id, f->build_id_size, bid, sizeof(bid));
 			snprintf(buf, size, "%s+0x%" PRIx64, bid, f->module_offset);
 		} else {
@@ -64,8 +70,12 @@ void report_frame_string(const struct view_frame *f, bool demangle,
 		}
 		return;
 	}
-	n = snprintf(buf, size, "%s %s:%u:%u", f->function ? f->function : "??",
-		     f->file ? f->file : "??", f->line, f->column);
+	if (f->function && demangle)
+		sym_demangle(f->function, name, sizeof(name));
+	else
+		snprintf(name, sizeof(name), "%s", f->function ? f->function : "??");
+	n = snprintf(buf, size, "%s %s:%u:%u", name, f->file ? f->file : "??",
+		     f->line, f->column);
 	if (n > 0 && (size_t)n < size && f->discriminator)
 		n += snprintf(buf + n, size - (size_t)n, " [discriminator %u]",
 			      f->discriminator);
@@ -83,15 +93,25 @@ static void emit_frame(struct emit *e, const struct view_frame *f,
 	if (f->has_address)
 		emit_hex(e, "address", f->address);
 	if (f->function || f->file) {
+		char name[512];
+
 		emit_str(e, "function", f->function);
+		if (f->function && demangle &&
+		    sym_demangle(f->function, name, sizeof(name)) < sizeof(name) &&
+		    strcmp(name, f->function))
+			emit_str(e, "demangled", name);
 		emit_str(e, "file", f->file);
 		emit_u64(e, "line", f->line);
 		emit_u64(e, "column", f->column);
 		emit_u64(e, "discriminator", f->discriminator);
 		emit_bool(e, "inlined", f->inlined);
-	} else if (f->build_id_size) {
-		hex_string(f->build_id, f->build_id_size, bid, sizeof(bid));
-		emit_str(e, "build_id", bid);
+	} else if (f->build_id_size || f->unsymbolized_id) {
+		if (f->unsymbolized_id)
+			emit_str(e, "build_id", f->unsymbolized_id);
+		else {
+			hex_string(f->build_id, f->build_id_size, bid, sizeof(bid));
+			emit_str(e, "build_id", bid);
+		}
 		emit_hex(e, "offset", f->module_offset);
 	}
 	emit_end(e);
@@ -189,6 +209,75 @@ static void emit_summary(struct emit *e, const struct view *v)
 	emit_end(e);
 }
 
+static void emit_symbolization(struct emit *e, const struct sym_ctx *sym,
+			       const struct stack_stats *st)
+{
+	struct sym_module_info mi;
+	char bid[2 * RAW_BUILD_ID_MAX + 1], display[4300];
+
+	snprintf(display, sizeof(display),
+		 "%" PRIu64 " of %" PRIu64 " frames symbolized; %" PRIu64
+		 " allocator frames dropped; %" PRIu64 " contexts all allocator",
+		 st->symbolized, st->frames, st->runtime_dropped, st->all_runtime);
+	emit_object(e, "symbolization");
+	emit_row(e, "frames", display);
+	emit_u64(e, "total", st->frames);
+	emit_u64(e, "symbolized", st->symbolized);
+	emit_u64(e, "runtime_dropped", st->runtime_dropped);
+	emit_u64(e, "all_runtime_contexts", st->all_runtime);
+	emit_end(e);
+	emit_list(e, "modules");
+	for (int32_t m = 0; sym_module_info(sym, m, &mi); m++) {
+		sym_format_build_id(mi.build_id, mi.build_id_size, bid, sizeof(bid));
+		snprintf(display, sizeof(display),
+			 "%s: %" PRIu64 " of %" PRIu64 " addresses with a source "
+			 "line, %" PRIu64 " with a symbol only%s", mi.path,
+			 mi.with_line, mi.addrs, mi.symtab_only,
+			 mi.has_dwarf ? "" : " (no DWARF)");
+		emit_row(e, NULL, display);
+		emit_str(e, "path", mi.path);
+		emit_str(e, "build_id", bid);
+		emit_u64(e, "addresses", mi.addrs);
+		emit_u64(e, "with_line", mi.with_line);
+		emit_u64(e, "symbol_only", mi.symtab_only);
+		emit_bool(e, "dwarf", mi.has_dwarf);
+		emit_end(e);
+	}
+	emit_end(e);
+	emit_end(e);
+}
+
+static void emit_stats(struct emit *e, const struct view *v)
+{
+	emit_list(e, "stats");
+	for (size_t i = 0; i < v->ninputs; i++) {
+		struct idx_file_stats st;
+
+		if (!v->inputs[i].idx)
+			continue;
+		idx_file_stats(v->inputs[i].idx, &st);
+		emit_object(e, NULL);
+		emit_str(e, "path", v->inputs[i].path);
+		emit_u64(e, "bytes", st.size);
+		emit_u64(e, "inputs_merged", st.inputs);
+		emit_u64(e, "contexts", st.contexts);
+		emit_u64(e, "functions", st.functions);
+		emit_u64(e, "hash_buckets", st.buckets);
+		emit_u64(e, "strings", st.strings);
+		emit_u64(e, "path_nodes", st.paths);
+		emit_u64(e, "stack_entries", st.frames);
+		emit_u64(e, "trie_nodes", st.trie_nodes);
+		emit_f64(e, "bytes_per_context",
+			 st.contexts ? (double)st.size / (double)st.contexts : 0, 1);
+		emit_object(e, "section_bytes");
+		for (int s = 1; s < 9; s++)
+			emit_u64(e, idx_section_names[s], st.section_size[s]);
+		emit_end(e);
+		emit_end(e);
+	}
+	emit_end(e);
+}
+
 bool report_show(struct emit *e, const struct view *v,
 		 const struct report_show_opts *opts)
 {
@@ -210,6 +299,10 @@ bool report_show(struct emit *e, const struct view *v,
 	emit_inputs(e, v);
 	emit_segments(e, v);
 	emit_summary(e, v);
+	if (opts->sym && opts->sym_stats)
+		emit_symbolization(e, opts->sym, opts->sym_stats);
+	if (opts->stats)
+		emit_stats(e, v);
 	emit_list(e, "contexts");
 	for (size_t i = 0; i < n; i++) {
 		const struct view_context *c = order[i];

@@ -20,10 +20,17 @@ enum report_sort {
 	SORT_LIFETIME,	/* TotalLifetime */
 };
 
+struct sym_ctx;
+struct stack_stats;
+
 struct report_show_opts {
 	enum report_sort sort;
 	size_t top;		/* 0: all contexts */
-	bool demangle;
+	bool demangle;		/* C++ names demangled for display */
+	/* When set, a "symbolization" summary: coverage per module. */
+	const struct sym_ctx *sym;
+	const struct stack_stats *sym_stats;
+	bool stats;		/* table sizes of indexed inputs */
 };
 
 /* Parse "allocs", "bytes", "accesses" or "lifetime". */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../common/mp_file.h"
+#include "stack.h"
 
 void view_init(struct view *v)
 {
@@ -19,11 +20,30 @@ void view_release(struct view *v)
 		free(v->raws[i]);
 	}
 	free(v->raws);
+	for (size_t i = 0; i < v->nbufs; i++)
+		mp_buf_release(&v->bufs[i]);
+	free(v->bufs);
 	free(v->inputs);
 	free(v->segments);
 	free(v->contexts);
 	mp_arena_release(&v->arena);
 	memset(v, 0, sizeof(*v));
+}
+
+/* A new input named PATH; NULL when out of memory. */
+static struct view_input *new_input(struct view *v, const char *path)
+{
+	struct view_input *vi;
+
+	if (!MP_GROW(v->inputs, v->alloc_inputs, v->ninputs + 1))
+		return NULL;
+	vi = &v->inputs[v->ninputs];
+	memset(vi, 0, sizeof(*vi));
+	vi->path = mp_arena_strdup(&v->arena, path);
+	if (!vi->path)
+		return NULL;
+	v->ninputs++;
+	return vi;
 }
 
 static enum mp_errcode add_raw(struct view *v, const char *path,
@@ -35,16 +55,10 @@ static enum mp_errcode add_raw(struct view *v, const char *path,
 
 	for (size_t p = 0; p < rf->nprofiles; p++)
 		nseg += rf->profiles[p].nsegments;
-	if (!MP_GROW(v->inputs, v->alloc_inputs, v->ninputs + 1) ||
-	    !MP_GROW(v->segments, v->alloc_segments, v->nsegments + nseg) ||
+	if (!MP_GROW(v->segments, v->alloc_segments, v->nsegments + nseg) ||
 	    !MP_GROW(v->contexts, v->alloc_contexts,
-		     v->ncontexts + rf->ncontexts))
-		return mp_fail(err, MP_E_NOMEM, NULL);
-
-	vi = &v->inputs[v->ninputs++];
-	memset(vi, 0, sizeof(*vi));
-	vi->path = mp_arena_strdup(&v->arena, path);
-	if (!vi->path)
+		     v->ncontexts + rf->ncontexts) ||
+	    !(vi = new_input(v, path)))
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	vi->kind = "raw";
 	vi->version = rf->max_version;
@@ -71,6 +85,7 @@ static enum mp_errcode add_raw(struct view *v, const char *path,
 		c->nhist = rc->nhist;
 		c->raw = rf;
 		c->profile = rc->profile;
+		c->id_index = (uint32_t)i;
 		c->nframes = rc->npcs;
 		c->frames = mp_arena_alloc(&v->arena,
 					   (size_t)rc->npcs * sizeof(*c->frames) + 1);
@@ -85,8 +100,108 @@ static enum mp_errcode add_raw(struct view *v, const char *path,
 	return MP_OK;
 }
 
+/* Copy the contexts of an indexed file in, each with its frames. */
+struct idx_add {
+	struct view *v;
+	uint32_t input;
+	enum mp_errcode rc;
+};
+
+static int add_idx_context(void *arg, const struct idx_file *f,
+			   const struct idx_context *ic)
+{
+	struct idx_add *a = arg;
+	struct view *v = a->v;
+	struct view_context *c;
+	uint32_t d = idx_stack_depth(f, ic->stack_id);
+	char path[4096];
+
+	if (!MP_GROW(v->contexts, v->alloc_contexts, v->ncontexts + 1))
+		goto nomem;
+	c = &v->contexts[v->ncontexts];
+	memset(c, 0, sizeof(*c));
+	c->id = ic->stack_id;
+	c->input = a->input;
+	c->mib = ic->mib;
+	c->nhist = ic->nhist;
+	c->hist = mp_arena_memdup(&v->arena, ic->hist,
+				  (size_t)ic->nhist * sizeof(*ic->hist) + 1);
+	c->frames = mp_arena_alloc(&v->arena, (size_t)d * sizeof(*c->frames) + 1);
+	if (!c->hist || !c->frames)
+		goto nomem;
+	c->nframes = d;
+	for (uint32_t k = 0; k < d; k++) {
+		struct view_frame *vf = &c->frames[k];
+		struct idx_frame x;
+
+		idx_stack_frame(f, ic->stack_id, k, &x, path, sizeof(path));
+		if (x.flags & IDX_FRAME_UNSYMBOLIZED) {
+			/* The build id is kept as hex in the function slot. */
+			vf->unsymbolized_id = x.function;
+			vf->module_offset = x.offset;
+			continue;
+		}
+		vf->function = x.function;
+		vf->file = x.file ? mp_arena_strdup(&v->arena, x.file) : NULL;
+		if (x.file && !vf->file)
+			goto nomem;
+		vf->line = x.line;
+		vf->column = x.column;
+		vf->discriminator = x.discriminator;
+		vf->inlined = x.flags & IDX_FRAME_INLINED;
+	}
+	v->ncontexts++;
+	return 0;
+nomem:
+	a->rc = MP_E_NOMEM;
+	return 1;
+}
+
+static enum mp_errcode add_indexed(struct view *v, const char *path,
+				   struct mp_buf *buf, const char *function,
+				   struct mp_err *err)
+{
+	struct idx_add a = { v, (uint32_t)v->ninputs, MP_OK };
+	struct idx_file *f;
+	struct view_input *vi;
+	enum mp_errcode rc;
+	int r;
+
+	/* The file's bytes must live as long as the view. */
+	if (!MP_GROW(v->bufs, v->alloc_bufs, v->nbufs + 1)) {
+		mp_buf_release(buf);
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	}
+	v->bufs[v->nbufs++] = *buf;
+	f = mp_arena_alloc(&v->arena, sizeof(*f));
+	if (!f)
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	rc = idx_open(f, buf->data, buf->size, err);
+	if (rc)
+		return rc;
+	vi = new_input(v, path);
+	if (!vi)
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	vi->kind = "indexed";
+	vi->version = vi->min_version = IDX_VERSION;
+	vi->nprofiles = 1;
+	vi->compressed = buf->was_compressed;
+	vi->idx = f;
+	r = function ? idx_find_function(f, function, add_idx_context, &a)
+		     : idx_foreach_context(f, add_idx_context, &a);
+	if (r == -2)
+		return mp_fail(err, MP_E_NOT_FOUND,
+			       "no function '%s' in the profile", function);
+	if (r || a.rc)
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	vi->ncontexts = v->ncontexts;
+	for (size_t i = 0; i < v->ninputs - 1; i++)
+		vi->ncontexts -= v->inputs[i].ncontexts;
+	return MP_OK;
+}
+
 enum mp_errcode view_add_file(struct view *v, const char *path,
-			      struct mp_err *err)
+			      const char *function, struct mp_err *err)
 {
 	struct mp_buf buf;
 	struct raw_file *rf;
@@ -95,6 +210,13 @@ enum mp_errcode view_add_file(struct view *v, const char *path,
 	rc = mp_file_read(&buf, path, err);
 	if (rc)
 		return rc;
+	if (idx_is_indexed(buf.data, buf.size))
+		return add_indexed(v, path, &buf, function, err);
+	if (function) {
+		mp_buf_release(&buf);
+		return mp_fail(err, MP_E_INVALID,
+			       "--function needs an indexed profile; this is raw");
+	}
 	/* Anything that is not an indexed profile is read as raw, whose
 	 * reader names precisely what is wrong with it. */
 	rf = malloc(sizeof(*rf));
@@ -113,4 +235,37 @@ enum mp_errcode view_add_file(struct view *v, const char *path,
 	}
 	v->raws[v->nraws++] = rf;
 	return add_raw(v, path, rf, err);
+}
+
+enum mp_errcode view_symbolize(struct view *v, struct sym_ctx *sym,
+			       bool keep_runtime, struct stack_stats *stats,
+			       struct mp_err *err)
+{
+	struct stack_buf buf = { 0 };
+	enum mp_errcode rc = MP_OK;
+
+	for (size_t i = 0; i < v->nraws; i++)
+		for (size_t p = 0; p < v->raws[i]->nprofiles && !rc; p++)
+			rc = sym_check_profile(sym, &v->raws[i]->profiles[p], err);
+	for (size_t i = 0; i < v->ncontexts && !rc; i++) {
+		struct view_context *c = &v->contexts[i];
+		const struct raw_context *r;
+
+		if (!c->raw)
+			continue;
+		r = &c->raw->contexts[c->id_index];
+		rc = stack_symbolize(sym, &c->raw->profiles[c->profile], r->pcs,
+				     r->npcs, keep_runtime, &buf, stats, err);
+		if (rc)
+			break;
+		c->frames = mp_arena_memdup(&v->arena, buf.f,
+					    buf.n * sizeof(*buf.f) + 1);
+		if (!c->frames) {
+			rc = mp_fail(err, MP_E_NOMEM, NULL);
+			break;
+		}
+		c->nframes = (uint32_t)buf.n;
+	}
+	stack_buf_release(&buf);
+	return rc;
 }

@@ -24,7 +24,11 @@
 #include "../common/mp_err.h"
 #include "../common/mp_mib.h"
 #include "../common/mp_util.h"
+#include "../indexed/idx.h"
 #include "../raw/raw.h"
+#include "../symbolize/sym.h"
+
+struct stack_stats;
 
 struct view_frame {
 	uint64_t address;	/* valid when has_address */
@@ -33,9 +37,11 @@ struct view_frame {
 	uint32_t line, column, discriminator;
 	bool has_address;
 	bool inlined;		/* inlined into the next frame */
+	bool unmapped;		/* the address lies in no segment */
 	/* For frames not symbolized: their module and offset in it. */
 	const uint8_t *build_id;
 	uint32_t build_id_size;
+	const char *unsymbolized_id;	/* indexed inputs: the build id, hex */
 	uint64_t module_offset;
 };
 
@@ -47,6 +53,7 @@ struct view_input {
 	uint32_t nprofiles;
 	bool compressed;
 	size_t ncontexts;
+	const struct idx_file *idx;	/* indexed inputs: the file */
 };
 
 struct view_segment {
@@ -55,7 +62,7 @@ struct view_segment {
 };
 
 struct view_context {
-	uint64_t id;		/* raw: the stack id */
+	uint64_t id;		/* raw: the stack id; indexed: the trie node */
 	uint32_t input;
 	uint32_t nframes;
 	struct view_frame *frames;
@@ -65,6 +72,7 @@ struct view_context {
 	/* Raw contexts: the file and profile whose map the PCs are in. */
 	const struct raw_file *raw;
 	uint32_t profile;
+	uint32_t id_index;	/* index in raw->contexts */
 };
 
 struct view {
@@ -76,6 +84,8 @@ struct view {
 	size_t ncontexts;
 	struct raw_file **raws;	/* owned raw files */
 	size_t nraws;
+	struct mp_buf *bufs;	/* owned indexed files' bytes */
+	size_t nbufs, alloc_bufs;
 	struct mp_arena arena;
 	size_t alloc_inputs, alloc_segments, alloc_contexts, alloc_raws;
 };
@@ -83,8 +93,21 @@ struct view {
 void view_init(struct view *v);
 void view_release(struct view *v);
 
-/* Load PATH, raw (plain or zstd) or indexed, and add its contexts. */
+/*
+ * Load PATH, raw (plain or zstd) or indexed, and add its contexts.  With
+ * FUNCTION set, only that function's contexts of an indexed file are
+ * added, found through its hash table.
+ */
 enum mp_errcode view_add_file(struct view *v, const char *path,
-			      struct mp_err *err);
+			      const char *function, struct mp_err *err);
+
+/*
+ * Symbolize the frames of every raw context through SYM (which must
+ * outlive V), dropping the allocation runtime's leading frames unless
+ * KEEP_RUNTIME.  STATS may be NULL.
+ */
+enum mp_errcode view_symbolize(struct view *v, struct sym_ctx *sym,
+			       bool keep_runtime, struct stack_stats *stats,
+			       struct mp_err *err);
 
 #endif /* VIEW_H */

@@ -132,6 +132,25 @@ out:
 	return rc;
 }
 
+enum mp_errcode mp_zstd_compress(struct mp_buf *out, const void *data,
+				 size_t size, int level, struct mp_err *err)
+{
+	size_t bound = ZSTD_compressBound(size), n;
+
+	memset(out, 0, sizeof(*out));
+	out->data = malloc(bound ? bound : 1);
+	if (!out->data)
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	n = ZSTD_compress(out->data, bound, data, size, level);
+	if (ZSTD_isError(n)) {
+		mp_buf_release(out);
+		return mp_fail(err, MP_E_ZSTD, "zstd: %s", ZSTD_getErrorName(n));
+	}
+	out->size = n;
+	out->was_compressed = true;
+	return MP_OK;
+}
+
 enum mp_errcode mp_file_read(struct mp_buf *buf, const char *path,
 			     struct mp_err *err)
 {

@@ -55,6 +55,10 @@ enum mp_errcode mp_file_read(struct mp_buf *buf, const char *path,
 enum mp_errcode mp_zstd_decompress(struct mp_buf *out, const void *data,
 				   size_t size, struct mp_err *err);
 
+/* Compress SIZE bytes at DATA into OUT as one zstd frame at LEVEL. */
+enum mp_errcode mp_zstd_compress(struct mp_buf *out, const void *data,
+				 size_t size, int level, struct mp_err *err);
+
 void mp_buf_release(struct mp_buf *buf);
 
 struct mp_outfile {

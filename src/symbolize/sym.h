@@ -86,6 +86,9 @@ struct sym_frame {
 	const char *file;	/* absolute unless the DWARF's comp_dir is
 				 * relative; NULL if unknown */
 	uint32_t line, column, discriminator;	/* 0 if unknown */
+	uint32_t start_line;	/* the function's DW_AT_decl_line, 0 if
+				 * unknown: LLVM's MemProf keys frames by
+				 * line - start_line */
 	bool inlined;		/* inlined into the next (outer) frame */
 	bool runtime;		/* allocation runtime, see sym_is_runtime() */
 };
@@ -143,6 +146,7 @@ struct sym_str;
 /* All fields are private; read them through the functions below. */
 struct sym_ctx {
 	struct sym_options opt;
+	int32_t main;			/* first binary added, or -1 */
 	struct sym_module **mods;	/* each allocated on its own: libdwfl
 					 * keeps pointers into it */
 	size_t nmods, amods;

@@ -1,0 +1,253 @@
+/*
+ * memprof-data merge: fold raw and indexed profiles into one indexed
+ * profile (memprof-data-format(5)).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "merge.h"
+
+const struct cli_command cli_cmd_merge = {
+	.name = "merge",
+	.run = cmd_merge,
+	.summary = "fold raw and indexed profiles into one indexed profile",
+	.synopsis = "memprof-data merge -o OUT [--binary=PATH]... "
+		    "[--debug-dir=DIR]... [--weight=W,FILE]... "
+		    "[--input-files=LIST] [-j N] "
+		    "[--failure-mode=any|all|warn] [--strict] "
+		    "[--keep-runtime] [--no-progress] INPUT...",
+};
+
+static void help(void)
+{
+	printf("usage: %s\n"
+	       "\n"
+	       "Symbolize every context of the inputs, fold contexts with equal "
+	       "call stacks\ninto one (MIBs merged field by field), and write "
+	       "an indexed profile.\n"
+	       "\n"
+	       "  -o, --output=OUT  the indexed profile to write (\".zst\": "
+	       "compressed);\n"
+	       "                 written to a temporary file and renamed into "
+	       "place\n"
+	       CLI_SYM_HELP
+	       "  --weight=W,FILE  merge FILE with counts multiplied by W "
+	       "(repeatable)\n"
+	       "  --input-files=LIST  read more inputs from LIST, one per line,\n"
+	       "                 FILE or W,FILE; blank lines and #comments "
+	       "ignored\n"
+	       "  -j, --jobs=N   decode inputs with N threads (default: the "
+	       "number of CPUs)\n"
+	       "  --failure-mode=MODE  any (default): a bad input fails the "
+	       "merge;\n"
+	       "                 all: fail only if every input is bad; warn: "
+	       "never fail\n"
+	       "                 on bad inputs\n"
+	       "  --no-progress  no progress line on a terminal\n"
+	       "  -h, --help     this text\n"
+	       "\n"
+	       "INPUT is a raw profile (versions 1 to 5, plain or zstd) or an "
+	       "indexed profile.\nExit status: 0 ok, 1 error, 2 usage.\n",
+	       cli_cmd_merge.synopsis);
+}
+
+struct inputs {
+	struct merge_input *v;
+	size_t n, alloc;
+	char **lines;		/* owned strings from --input-files */
+	size_t nlines, alines;
+};
+
+static bool add_input(struct inputs *in, const char *path, uint64_t weight)
+{
+	if (!MP_GROW(in->v, in->alloc, in->n + 1))
+		return false;
+	in->v[in->n++] = (struct merge_input){ path, weight };
+	return true;
+}
+
+/* Read LIST: "FILE" or "W,FILE" per line. */
+static int read_list(struct inputs *in, const char *list)
+{
+	FILE *fp = strcmp(list, "-") ? fopen(list, "r") : stdin;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	unsigned lineno = 0;
+	int rc = EXIT_OK;
+
+	if (!fp) {
+		cli_error(list, "cannot open: %s", strerror(errno));
+		return EXIT_ERROR;
+	}
+	while ((len = getline(&line, &cap, fp)) >= 0) {
+		struct merge_input mi = { line, 1 };
+		char *s = line;
+
+		lineno++;
+		while (len > 0 && (s[len - 1] == '\n' || s[len - 1] == '\r' ||
+				   s[len - 1] == ' ' || s[len - 1] == '\t'))
+			s[--len] = '\0';
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (!*s || *s == '#')
+			continue;
+		if (!MP_GROW(in->lines, in->alines, in->nlines + 1)) {
+			rc = EXIT_ERROR;
+			break;
+		}
+		in->lines[in->nlines++] = s = strdup(s);
+		mi.path = s;
+		/* "W,FILE" when what precedes the first comma is a number. */
+		if (strchr(s, ',') && s[0] >= '0' && s[0] <= '9' &&
+		    !merge_parse_weighted(s, &mi)) {
+			cli_error(list, "line %u: bad weight in '%s'", lineno, s);
+			rc = EXIT_USAGE;
+			break;
+		}
+		if (!s || !add_input(in, mi.path, mi.weight)) {
+			cli_error(NULL, "out of memory");
+			rc = EXIT_ERROR;
+			break;
+		}
+	}
+	free(line);
+	if (fp != stdin)
+		fclose(fp);
+	return rc;
+}
+
+static void inputs_release(struct inputs *in)
+{
+	for (size_t i = 0; i < in->nlines; i++)
+		free(in->lines[i]);
+	free(in->lines);
+	free(in->v);
+}
+
+int cmd_merge(int argc, char **argv)
+{
+	enum { OPT_WEIGHT = OPT__NEXT, OPT_INPUT_FILES, OPT_FAILURE_MODE,
+	       OPT_NO_PROGRESS };
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "weight", required_argument, NULL, OPT_WEIGHT },
+		{ "input-files", required_argument, NULL, OPT_INPUT_FILES },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "failure-mode", required_argument, NULL, OPT_FAILURE_MODE },
+		{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
+		{ "help", no_argument, NULL, 'h' },
+		CLI_SYM_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	struct merge_opts opts = { FAIL_ANY, 0, false, true };
+	struct inputs in = { 0 };
+	struct cli_sym so = { 0 };
+	struct sym_ctx sym = { 0 };
+	struct merge m = { 0 };
+	const char *out = NULL;
+	unsigned long long n;
+	int c, rc = EXIT_USAGE;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	optind = 1;
+	opterr = 0;
+	opts.jobs = cpus > 0 ? (unsigned)cpus : 1;
+	while ((c = getopt_long(argc, argv, ":ho:j:", longopts, NULL)) != -1) {
+		struct merge_input mi;
+
+		if (cli_sym_option(&so, c, optarg))
+			continue;
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case OPT_WEIGHT:
+			if (!merge_parse_weighted(optarg, &mi)) {
+				cli_usage_error(&cli_cmd_merge,
+					"--weight wants W,FILE with W >= 1, not '%s'",
+					optarg);
+				goto out;
+			}
+			if (!add_input(&in, mi.path, mi.weight))
+				goto nomem;
+			break;
+		case OPT_INPUT_FILES:
+			if ((rc = read_list(&in, optarg)) != EXIT_OK)
+				goto out;
+			rc = EXIT_USAGE;
+			break;
+		case 'j':
+			if (!cli_parse_uint(optarg, 1, 256, &n)) {
+				cli_usage_error(&cli_cmd_merge,
+					"-j wants a number from 1 to 256, not '%s'",
+					optarg);
+				goto out;
+			}
+			opts.jobs = (unsigned)n;
+			break;
+		case OPT_FAILURE_MODE:
+			if (!strcmp(optarg, "any"))
+				opts.failure_mode = FAIL_ANY;
+			else if (!strcmp(optarg, "all"))
+				opts.failure_mode = FAIL_ALL;
+			else if (!strcmp(optarg, "warn"))
+				opts.failure_mode = FAIL_WARN;
+			else {
+				cli_usage_error(&cli_cmd_merge,
+					"unknown failure mode '%s'", optarg);
+				goto out;
+			}
+			break;
+		case OPT_NO_PROGRESS:
+			opts.progress = false;
+			break;
+		case 'h':
+			help();
+			rc = EXIT_OK;
+			goto out;
+		case ':':
+			cli_usage_error(&cli_cmd_merge, "option '%s' needs a value",
+					argv[optind - 1]);
+			goto out;
+		default:
+			cli_usage_error(&cli_cmd_merge, "unknown option '%s'",
+					argv[optind - 1]);
+			goto out;
+		}
+	}
+	for (int i = optind; i < argc; i++)
+		if (!add_input(&in, argv[i], 1))
+			goto nomem;
+	if (!out) {
+		cli_usage_error(&cli_cmd_merge, "no output file (-o OUT)");
+		goto out;
+	}
+	if (in.n == 0) {
+		cli_usage_error(&cli_cmd_merge, "no input file");
+		goto out;
+	}
+	opts.keep_runtime = so.keep_runtime;
+	opts.progress = opts.progress && isatty(STDERR_FILENO);
+
+	if ((rc = cli_sym_setup(&so, &sym)) != EXIT_OK)
+		goto out;
+	merge_init(&m, &opts, &sym);
+	rc = merge_inputs(&m, in.v, in.n);
+	if (rc == EXIT_OK)
+		rc = merge_write(&m, out);
+	goto out;
+nomem:
+	cli_error(NULL, "out of memory");
+	rc = EXIT_ERROR;
+out:
+	merge_release(&m);
+	sym_release(&sym);
+	cli_sym_release(&so);
+	inputs_release(&in);
+	return rc;
+}

@@ -1,0 +1,374 @@
+#include "merge.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../common/mp_file.h"
+#include "cli.h"
+
+/* One decoded input, handed from a worker to the main thread. */
+struct slot {
+	struct mp_buf buf;
+	struct raw_file rf;
+	struct idx_file idx;
+	bool indexed;
+	bool ready;
+	enum mp_errcode rc;
+	struct mp_err err;
+};
+
+struct pipeline {
+	const struct merge_input *in;
+	struct slot *slots;
+	size_t n;
+	size_t next;		/* next input a worker takes */
+	size_t consumed;	/* inputs the main thread is done with */
+	size_t window;		/* how far decoding may run ahead */
+	pthread_mutex_t lock;
+	pthread_cond_t ready, space;
+};
+
+void merge_init(struct merge *m, const struct merge_opts *opts,
+		struct sym_ctx *sym)
+{
+	memset(m, 0, sizeof(*m));
+	m->opts = *opts;
+	if (m->opts.jobs == 0)
+		m->opts.jobs = 1;
+	m->sym = sym;
+	idx_builder_init(&m->b);
+}
+
+void merge_release(struct merge *m)
+{
+	if (!m)
+		return;
+	idx_builder_release(&m->b);
+	stack_buf_release(&m->buf);
+	memset(m, 0, sizeof(*m));
+}
+
+bool merge_parse_weighted(const char *s, struct merge_input *in)
+{
+	const char *comma = strchr(s, ',');
+	char num[32];
+	unsigned long long w;
+	size_t len;
+
+	if (!comma || comma == s || !comma[1])
+		return false;
+	len = (size_t)(comma - s);
+	if (len >= sizeof(num))
+		return false;
+	memcpy(num, s, len);
+	num[len] = '\0';
+	if (!cli_parse_uint(num, 1, UINT64_MAX, &w))
+		return false;
+	in->weight = w;
+	in->path = comma + 1;
+	return true;
+}
+
+/* Read and validate one input: what a worker does. */
+static void decode(const char *path, struct slot *s)
+{
+	s->rc = mp_file_read(&s->buf, path, &s->err);
+	if (s->rc)
+		return;
+	if (idx_is_indexed(s->buf.data, s->buf.size)) {
+		s->indexed = true;
+		s->rc = idx_open(&s->idx, s->buf.data, s->buf.size, &s->err);
+		return;
+	}
+	raw_file_init(&s->rf);
+	s->rc = raw_parse(&s->rf, s->buf.data, s->buf.size, &s->err);
+	/* A raw file is copied out during parsing: the bytes can go. */
+	mp_buf_release(&s->buf);
+}
+
+static void slot_release(struct slot *s)
+{
+	raw_file_release(&s->rf);
+	mp_buf_release(&s->buf);
+}
+
+static void *worker(void *arg)
+{
+	struct pipeline *p = arg;
+
+	for (;;) {
+		size_t i;
+
+		pthread_mutex_lock(&p->lock);
+		while (p->next < p->n && p->next >= p->consumed + p->window)
+			pthread_cond_wait(&p->space, &p->lock);
+		if (p->next >= p->n) {
+			pthread_mutex_unlock(&p->lock);
+			return NULL;
+		}
+		i = p->next++;
+		pthread_mutex_unlock(&p->lock);
+
+		decode(p->in[i].path, &p->slots[i]);
+
+		pthread_mutex_lock(&p->lock);
+		p->slots[i].ready = true;
+		pthread_cond_broadcast(&p->ready);
+		pthread_mutex_unlock(&p->lock);
+	}
+}
+
+/* Fold the contexts of a raw file, symbolized, into the builder. */
+static enum mp_errcode add_raw(struct merge *m, const struct raw_file *rf,
+			       uint64_t weight, struct mp_err *err)
+{
+	enum mp_errcode rc;
+
+	for (size_t p = 0; p < rf->nprofiles; p++)
+		if ((rc = sym_check_profile(m->sym, &rf->profiles[p], err)))
+			return rc;
+	for (size_t i = 0; i < rf->ncontexts; i++) {
+		const struct raw_context *c = &rf->contexts[i];
+
+		if (c->npcs == 0)
+			continue;	/* no stack: nothing to attach it to */
+		rc = stack_symbolize(m->sym, &rf->profiles[c->profile], c->pcs,
+				     c->npcs, m->opts.keep_runtime, &m->buf,
+				     &m->stats, err);
+		if (!rc && stack_to_idx(&m->buf))
+			rc = mp_fail(err, MP_E_NOMEM, NULL);
+		if (!rc)
+			rc = idx_builder_add(&m->b, m->buf.idx, (uint32_t)m->buf.n,
+					     &c->mib, c->hist, c->nhist, weight,
+					     err);
+		if (rc)
+			return rc;
+	}
+	idx_builder_count_inputs(&m->b, 1);
+	return MP_OK;
+}
+
+struct idx_add {
+	struct merge *m;
+	uint64_t weight;
+	struct mp_err *err;
+	enum mp_errcode rc;
+	char (*paths)[4096];
+	size_t apaths;
+};
+
+static int add_idx_context(void *arg, const struct idx_file *f,
+			   const struct idx_context *c)
+{
+	struct idx_add *a = arg;
+	struct stack_buf *buf = &a->m->buf;
+	uint32_t d = idx_stack_depth(f, c->stack_id);
+
+	if (!MP_GROW(buf->idx, buf->aidx, d) || !MP_GROW(a->paths, a->apaths, d)) {
+		a->rc = mp_fail(a->err, MP_E_NOMEM, NULL);
+		return 1;
+	}
+	for (uint32_t k = 0; k < d; k++)
+		idx_stack_frame(f, c->stack_id, k, &buf->idx[k], a->paths[k],
+				sizeof(a->paths[k]));
+	a->rc = idx_builder_add(&a->m->b, buf->idx, d, &c->mib, c->hist,
+				c->nhist, a->weight, a->err);
+	return a->rc != MP_OK;
+}
+
+static enum mp_errcode add_indexed(struct merge *m, const struct idx_file *f,
+				   uint64_t weight, struct mp_err *err)
+{
+	struct idx_add a = { m, weight, err, MP_OK, NULL, 0 };
+	int r = idx_foreach_context(f, add_idx_context, &a);
+
+	free(a.paths);
+	if (r && !a.rc)
+		a.rc = mp_fail(err, MP_E_NOMEM, NULL);
+	if (a.rc == MP_OK)
+		idx_builder_count_inputs(&m->b, f->ninputs ? f->ninputs : 1);
+	return a.rc;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void progress(struct merge *m, size_t done, size_t n, double start,
+		     bool last)
+{
+	static double shown;
+
+	if (!m->opts.progress || (!last && now() - start < 0.5) ||
+	    (!last && now() - shown < 0.1))
+		return;
+	shown = now();
+	fprintf(stderr, "\r%s merge: %zu/%zu inputs, %zu contexts%s",
+		cli_progname, done, n, m->b.nctxs, last ? "\n" : "");
+}
+
+/* Take input I's decoded slot: merge it or report it. */
+static int consume(struct merge *m, const struct merge_input *in,
+		   struct slot *s)
+{
+	struct mp_err err = { 0 };
+	enum mp_errcode rc = s->rc;
+
+	if (rc)
+		err = s->err;
+	else if (s->indexed)
+		rc = add_indexed(m, &s->idx, in->weight, &err);
+	else
+		rc = add_raw(m, &s->rf, in->weight, &err);
+	slot_release(s);
+	if (rc == MP_OK) {
+		m->good++;
+		return EXIT_OK;
+	}
+	m->bad++;
+	/* Out of memory or a symbolization error in --strict mode is no
+	 * fault of the input: it fails whatever the mode. */
+	if (m->opts.failure_mode == FAIL_ANY || rc == MP_E_NOMEM ||
+	    rc == MP_E_BUILD_ID || rc == MP_E_NO_BINARY) {
+		cli_error(in->path, "%s", mp_errmsg(&err));
+		return EXIT_ERROR;
+	}
+	cli_warning(in->path, "%s; input skipped", mp_errmsg(&err));
+	return EXIT_OK;
+}
+
+int merge_inputs(struct merge *m, const struct merge_input *in, size_t n)
+{
+	struct pipeline p = { 0 };
+	pthread_t *threads = NULL;
+	unsigned nthreads = 0;
+	double start = now();
+	int rc = EXIT_OK;
+	size_t i = 0;
+
+	p.in = in;
+	p.n = n;
+	p.window = 2 * (size_t)m->opts.jobs;
+	p.slots = calloc(n ? n : 1, sizeof(*p.slots));
+	if (!p.slots) {
+		cli_error(NULL, "out of memory");
+		return EXIT_ERROR;
+	}
+	pthread_mutex_init(&p.lock, NULL);
+	pthread_cond_init(&p.ready, NULL);
+	pthread_cond_init(&p.space, NULL);
+	if (m->opts.jobs > 1 && n > 1) {
+		threads = calloc(m->opts.jobs, sizeof(*threads));
+		for (unsigned t = 0; threads && t < m->opts.jobs; t++)
+			if (pthread_create(&threads[t], NULL, worker, &p) == 0)
+				nthreads++;
+	}
+	for (i = 0; i < n && rc == EXIT_OK; i++) {
+		if (nthreads) {
+			pthread_mutex_lock(&p.lock);
+			while (!p.slots[i].ready)
+				pthread_cond_wait(&p.ready, &p.lock);
+			pthread_mutex_unlock(&p.lock);
+		} else {
+			decode(in[i].path, &p.slots[i]);
+		}
+		rc = consume(m, &in[i], &p.slots[i]);
+		pthread_mutex_lock(&p.lock);
+		p.consumed++;
+		pthread_cond_broadcast(&p.space);
+		pthread_mutex_unlock(&p.lock);
+		progress(m, i + 1, n, start, false);
+	}
+	if (nthreads) {
+		/* On an early failure, let the workers run out of inputs. */
+		pthread_mutex_lock(&p.lock);
+		p.n = p.next;
+		p.consumed = p.n;
+		pthread_cond_broadcast(&p.space);
+		pthread_mutex_unlock(&p.lock);
+		for (unsigned t = 0; t < nthreads; t++)
+			pthread_join(threads[t], NULL);
+	}
+	progress(m, i, n, start, m->opts.progress && now() - start >= 0.5);
+	for (size_t k = 0; k < n; k++)
+		slot_release(&p.slots[k]);
+	free(p.slots);
+	free(threads);
+	pthread_mutex_destroy(&p.lock);
+	pthread_cond_destroy(&p.ready);
+	pthread_cond_destroy(&p.space);
+	if (rc != EXIT_OK)
+		return rc;
+	if (m->good == 0 && m->opts.failure_mode != FAIL_WARN) {
+		cli_error(NULL, "no input could be merged");
+		return EXIT_ERROR;
+	}
+	return EXIT_OK;
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+
+	return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+int merge_write(struct merge *m, const char *path)
+{
+	struct mp_outfile of = { 0 };
+	struct mp_err err = { 0 };
+	struct mp_buf z = { 0 };
+	char *mem = NULL;
+	size_t len = 0;
+	FILE *fp;
+	int rc = EXIT_ERROR;
+
+	fp = open_memstream(&mem, &len);
+	if (!fp) {
+		cli_error(path, "out of memory");
+		return EXIT_ERROR;
+	}
+	if (idx_builder_write(&m->b, fp, &err)) {
+		fclose(fp);
+		cli_error(path, "%s", mp_errmsg(&err));
+		goto out;
+	}
+	if (fclose(fp) != 0) {
+		cli_error(path, "out of memory");
+		goto out;
+	}
+	if (has_suffix(path, ".zst") &&
+	    mp_zstd_compress(&z, mem, len, 19, &err)) {
+		cli_error(path, "%s", mp_errmsg(&err));
+		goto out;
+	}
+	if (mp_outfile_open(&of, path, &err)) {
+		cli_error(path, "%s", mp_errmsg(&err));
+		goto out;
+	}
+	if (fwrite(z.data ? (void *)z.data : mem, 1, z.data ? z.size : len,
+		   of.fp) != (z.data ? z.size : len)) {
+		err.detail[0] = '\0';
+		mp_fail(&err, MP_E_IO, "cannot write output: %s", strerror(errno));
+		cli_error(path, "%s", mp_errmsg(&err));
+		goto out;
+	}
+	if (mp_outfile_commit(&of, &err)) {
+		cli_error(path, "%s", mp_errmsg(&err));
+		goto out;
+	}
+	rc = EXIT_OK;
+out:
+	mp_outfile_abort(&of);
+	mp_buf_release(&z);
+	free(mem);
+	return rc;
+}

@@ -1,0 +1,177 @@
+/*
+ * idx.h - the indexed profile (memprof-data-format(5)): building one from
+ * contexts, writing it, and reading it back.
+ *
+ * Building.  An idx_builder folds contexts: each is a call stack (frames,
+ * leaf first) with a MIB and an optional access histogram.  Contexts with
+ * equal stacks become one, their MIBs combined by mib_fold() (order-
+ * independent) after scaling by the input's weight.  Internally every
+ * string, path component, frame and call-stack prefix is stored once and
+ * named by a 32-bit index, so a context costs its trie node, one MIB and
+ * a hash slot, whatever its depth.
+ *
+ *	struct idx_builder b;
+ *	idx_builder_init(&b);
+ *	for each context:
+ *		idx_builder_add(&b, frames, n, &mib, hist, nhist, weight, &err);
+ *	idx_builder_count_inputs(&b, ninputs);
+ *	idx_builder_write(&b, fp, &err);	// deterministic bytes
+ *	idx_builder_release(&b);
+ *
+ * Reading.  idx_open() validates the whole file before anything is
+ * followed (see VALIDATION in memprof-data-format(5)); afterwards lookups
+ * and iteration need no further checks.  The idx_file points into the
+ * caller's buffer, which must outlive it.
+ *
+ *	struct idx_file f;
+ *	if (idx_open(&f, data, size, &err))
+ *		fail(mp_errmsg(&err));
+ *	idx_foreach_context(&f, print_one, arg);
+ *	idx_find_function(&f, "_Z9hot_allocv", print_one, arg);
+ */
+#ifndef IDX_H
+#define IDX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../common/mp_err.h"
+#include "../common/mp_mib.h"
+#include "../common/mp_util.h"
+#include "../hashtable/ht.h"
+
+#define IDX_VERSION 8
+#define IDX_MAGIC "\x89MPIDX\r\n"
+#define IDX_MAGIC_SIZE 8
+
+#define IDX_FRAME_INLINED 1u		/* inlined into the next frame */
+#define IDX_FRAME_UNSYMBOLIZED 2u	/* function = build id hex */
+
+/* A frame as the indexed format keeps it. */
+struct idx_frame {
+	const char *function;	/* linkage name; build id hex if unsymbolized */
+	const char *file;	/* NULL when unknown */
+	uint32_t line, column, discriminator;
+	uint32_t flags;
+	uint64_t offset;	/* unsymbolized: offset in the module */
+};
+
+/* What the builder holds, for --stats and the benchmarks. */
+struct idx_stats {
+	uint64_t contexts, functions, strings, string_bytes, paths, frames,
+		 trie_nodes, inputs;
+};
+
+struct idx_bstr;
+struct idx_bctx;
+struct idx_rec;
+
+/* Fields are private. */
+struct idx_builder {
+	struct mp_arena arena;
+	/* Strings, path nodes, frames and trie nodes, each interned. */
+	struct idx_bstr *strs;
+	size_t nstrs, astrs;
+	struct ht str_ht;
+	struct idx_rec *paths;		/* name, parent + 1 */
+	size_t npaths, apaths;
+	struct ht path_ht;
+	uint32_t (*frames)[6];		/* function, path+1, line, col, disc, flags */
+	size_t nframes, aframes;
+	struct ht frame_ht;
+	struct idx_rec *trie;		/* frame, parent + 1 */
+	size_t ntrie, atrie;
+	struct ht trie_ht;
+	/* Contexts, and for each trie node its context + 1. */
+	struct idx_bctx *ctxs;
+	size_t nctxs, actxs;
+	uint32_t *node_ctx;
+	size_t anode_ctx;
+	uint64_t inputs;
+};
+
+void idx_builder_init(struct idx_builder *b);
+void idx_builder_release(struct idx_builder *b);
+
+/*
+ * Fold one context into B: FRAMES[0..N-1] leaf first (N >= 1), its MIB
+ * scaled by WEIGHT (>= 1), and its histogram (may be NULL).  Strings are
+ * copied.
+ */
+enum mp_errcode idx_builder_add(struct idx_builder *b,
+				const struct idx_frame *frames, uint32_t n,
+				const struct mp_mib *mib, const uint64_t *hist,
+				uint32_t nhist, uint64_t weight,
+				struct mp_err *err);
+/* Record that N more inputs went into B (the header's input count). */
+void idx_builder_count_inputs(struct idx_builder *b, uint64_t n);
+void idx_builder_stats(const struct idx_builder *b, struct idx_stats *out);
+
+/* Write the indexed profile to OUT. */
+enum mp_errcode idx_builder_write(struct idx_builder *b, FILE *out,
+				  struct mp_err *err);
+
+/* A validated indexed file. Fields are private but for the counts. */
+struct idx_file {
+	const unsigned char *data;
+	size_t size;
+	const unsigned char *sec[9];	/* by section id; [0] unused */
+	size_t sec_size[9];
+	uint32_t npaths, nframes, ntrie, nschema;
+	uint64_t ncontexts, nfunctions, ninputs;
+	struct ht_disk hash;
+	uint8_t schema_tag[64], schema_type[64];
+};
+
+/* One context as read back. */
+struct idx_context {
+	uint32_t stack_id;		/* trie node of the leaf frame */
+	const char *function;		/* the record's function name */
+	struct mp_mib mib;
+	const uint64_t *hist;		/* valid during the callback only */
+	uint32_t nhist;
+};
+
+typedef int (*idx_context_fn)(void *arg, const struct idx_file *f,
+			      const struct idx_context *c);
+
+bool idx_is_indexed(const void *data, size_t size);
+enum mp_errcode idx_open(struct idx_file *f, const void *data, size_t size,
+			 struct mp_err *err);
+
+/*
+ * Call FN for every context, records in function-name order; stops at the
+ * first non-zero return of FN, which is returned.  Returns -1 when out of
+ * memory.
+ */
+int idx_foreach_context(const struct idx_file *f, idx_context_fn fn,
+			void *arg);
+/*
+ * The same for the contexts of function NAME, found through the hash
+ * table; returns -2 when there is no such function.
+ */
+int idx_find_function(const struct idx_file *f, const char *name,
+		      idx_context_fn fn, void *arg);
+
+/* Depth of the stack STACK_ID (number of frames). */
+uint32_t idx_stack_depth(const struct idx_file *f, uint32_t stack_id);
+/*
+ * Frame K (0 = leaf) of the stack STACK_ID into OUT; the strings point
+ * into F, except the file path, which is written into PATHBUF (SIZE bytes)
+ * and set to NULL when unknown.
+ */
+void idx_stack_frame(const struct idx_file *f, uint32_t stack_id, uint32_t k,
+		     struct idx_frame *out, char *pathbuf, size_t size);
+
+/* Bytes per section and table counts, for --stats. */
+struct idx_file_stats {
+	uint64_t size, section_size[9];
+	uint64_t strings, paths, frames, trie_nodes, contexts, functions,
+		 buckets, inputs;
+};
+void idx_file_stats(const struct idx_file *f, struct idx_file_stats *out);
+extern const char *const idx_section_names[9];
+
+#endif /* IDX_H */

@@ -1,0 +1,1542 @@
+/*
+ * sym.c - modules, PC mapping and the symbolization cache.
+ *
+ * Each module gets a Dwfl of its own with the module reported at bias 0
+ * (dwfl_report_elf with base 0 and add_p_vaddr), so that a Dwfl address is
+ * the ELF address for ET_EXEC and ET_DYN alike; dwfl_report_offline would
+ * put an ET_DYN at 0x10000.  Modules of different programs may overlap in
+ * ELF addresses, which one Dwfl cannot hold.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE	/* strdup, realpath, pread, O_CLOEXEC */
+#endif
+
+#include "sym.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Clang and gcc put an inlined call's discriminator here; dwarf.h lacks it. */
+#ifndef DW_AT_GNU_discriminator
+#define DW_AT_GNU_discriminator 0x2136
+#endif
+
+#define DEFAULT_DEBUG_DIR "/usr/lib/debug"
+/* Deeper inline nests than this are cut at the outermost levels kept. */
+#define MAX_SCOPE_DEPTH 256
+
+/* An executable PT_LOAD, to place the segments of v1/v2 profiles. */
+struct sym_load {
+	uint64_t offset, vaddr, memsz;
+};
+
+/* A subprogram's address range, DWARF addresses. */
+struct sym_range {
+	uint64_t lo, hi;
+	Dwarf_Off die;
+};
+
+/*
+ * A compile unit: its DIE and the ranges of its subprograms, sorted by lo,
+ * collected on first use.
+ */
+struct sym_cu {
+	Dwarf_Die die;
+	struct sym_range *r;
+	size_t n;
+	bool built;
+};
+
+/* A range of a CU, DWARF addresses; cu indexes sym_module.cus. */
+struct sym_cu_range {
+	uint64_t lo, hi;
+	size_t cu;
+};
+
+struct sym_module {
+	/* libdwfl keeps pointers to these two: the module never moves. */
+	Dwfl_Callbacks cb;
+	char *dbgpath;		/* "DIR:DIR:...", libdwfl's debuginfo_path */
+	char *path;
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	GElf_Addr bias;		/* Dwfl address - ELF address */
+	struct sym_load *xl;	/* executable PT_LOADs */
+	size_t nxl;
+	uint8_t build_id[RAW_BUILD_ID_MAX];
+	uint32_t build_id_size;
+	bool from_debug_dir;
+	bool warned_nomatch;
+	int dwarf;		/* -1 not yet known, 0 none, 1 present */
+	Dwarf *dw;
+	Dwarf_Addr dwbias;	/* Dwfl address - DWARF address */
+	struct sym_cu *cus;	/* in .debug_info order */
+	size_t ncus;
+	struct sym_cu_range *cur;	/* sorted by lo */
+	size_t ncur;
+	uint64_t addrs, with_line, symtab_only;
+};
+
+struct sym_bid {
+	uint8_t id[RAW_BUILD_ID_MAX];
+	uint32_t size;		/* 0 = empty slot */
+	int32_t module;		/* -1: no binary found for it */
+	bool warned;
+};
+
+struct sym_entry {
+	uint64_t addr;
+	int32_t module;
+	const struct sym_frames *fr;
+};
+
+struct sym_str {
+	const char *s;
+	const char *pretty;	/* demangled, NULL until asked */
+	uint32_t len;
+	uint32_t hash;
+	uint8_t cls;		/* SYM_CLS_* bits */
+};
+
+#define SYM_CLS_FN_DONE 1
+#define SYM_CLS_FN_RT 2
+#define SYM_CLS_FILE_DONE 4
+#define SYM_CLS_FILE_RT 8
+
+static const struct sym_frames no_frames;
+
+/* ---- warnings ---------------------------------------------------------- */
+
+static void warn(struct sym_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void warn(struct sym_ctx *ctx, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (!ctx->opt.warn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	ctx->opt.warn(ctx->opt.warn_arg, msg);
+}
+
+/*
+ * True the first time KEY is seen.  Warnings are few, so a list is enough;
+ * when it cannot grow, warning twice beats failing.
+ */
+static bool first_time(struct sym_ctx *ctx, uint64_t key)
+{
+	for (size_t i = 0; i < ctx->nwarned; i++)
+		if (ctx->warned[i] == key)
+			return false;
+	if (MP_GROW(ctx->warned, ctx->awarned, ctx->nwarned + 1))
+		ctx->warned[ctx->nwarned++] = key;
+	return true;
+}
+
+size_t sym_format_build_id(const uint8_t *id, uint32_t n, char *buf,
+			   size_t size)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n && size && 2 * i + 2 < size; i++) {
+		buf[2 * i] = hex[id[i] >> 4];
+		buf[2 * i + 1] = hex[id[i] & 15];
+	}
+	if (size)
+		buf[2 * i < size ? 2 * i : size - 1] = '\0';
+	return 2 * (size_t)n;
+}
+
+/* ---- lifecycle --------------------------------------------------------- */
+
+void sym_init(struct sym_ctx *ctx, const struct sym_options *opt)
+{
+	memset(ctx, 0, sizeof(*ctx));
+	if (opt)
+		ctx->opt = *opt;
+	ctx->main = -1;
+	ctx->arena = (struct mp_arena)MP_ARENA_INIT;
+}
+
+static void module_free(struct sym_module *m)
+{
+	if (!m)
+		return;
+	if (m->dwfl)
+		dwfl_end(m->dwfl);
+	for (size_t i = 0; i < m->ncus; i++)
+		free(m->cus[i].r);
+	free(m->cus);
+	free(m->cur);
+	free(m->xl);
+	free(m->path);
+	free(m->dbgpath);
+	free(m);
+}
+
+void sym_release(struct sym_ctx *ctx)
+{
+	if (!ctx)
+		return;
+	for (size_t i = 0; i < ctx->nmods; i++)
+		module_free(ctx->mods[i]);
+	free(ctx->mods);
+	for (size_t i = 0; i < ctx->ndirs; i++)
+		free(ctx->dirs[i]);
+	free(ctx->dirs);
+	free(ctx->bids);
+	free(ctx->warned);
+	free(ctx->entries);
+	free(ctx->table);
+	free(ctx->strs);
+	free(ctx->str_table);
+	free(ctx->scratch);
+	mp_arena_release(&ctx->arena);
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->main = -1;
+}
+
+/* ---- debug directories and separate debug files ------------------------ */
+
+/* DIR1:DIR2:...:/usr/lib/debug, as libdwfl's debuginfo_path wants it. */
+static char *make_dbgpath(const struct sym_ctx *ctx)
+{
+	size_t len = 1, n;
+	char *s, *p;
+
+	for (size_t i = 0; i < ctx->ndirs; i++)
+		if (!mp_add(len, strlen(ctx->dirs[i]) + 1, &len))
+			return NULL;
+	if (!mp_add(len, sizeof(DEFAULT_DEBUG_DIR), &len))
+		return NULL;
+	s = p = malloc(len);
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i < ctx->ndirs; i++) {
+		n = strlen(ctx->dirs[i]);
+		memcpy(p, ctx->dirs[i], n);
+		p += n;
+		*p++ = ':';
+	}
+	if (!ctx->opt.no_default_debug_dir) {
+		memcpy(p, DEFAULT_DEBUG_DIR, sizeof(DEFAULT_DEBUG_DIR) - 1);
+		p += sizeof(DEFAULT_DEBUG_DIR) - 1;
+	} else if (p > s) {
+		p--;		/* the trailing ':' */
+	}
+	*p = '\0';
+	return s;
+}
+
+enum mp_errcode sym_add_debug_dir(struct sym_ctx *ctx, const char *dir,
+				  struct mp_err *err)
+{
+	char *copy;
+
+	if (!*dir || strchr(dir, ':'))
+		return mp_fail(err, MP_E_INVALID,
+			       "debug directory '%s' is empty or has a ':'",
+			       dir);
+	if (!MP_GROW(ctx->dirs, ctx->adirs, ctx->ndirs + 1) ||
+	    !(copy = strdup(dir)))
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	ctx->dirs[ctx->ndirs++] = copy;
+	/* Modules read their path lazily; give them the new one. */
+	for (size_t i = 0; i < ctx->nmods; i++) {
+		char *p = make_dbgpath(ctx);
+
+		if (!p)
+			return mp_fail(err, MP_E_NOMEM, NULL);
+		free(ctx->mods[i]->dbgpath);
+		ctx->mods[i]->dbgpath = p;
+	}
+	return MP_OK;
+}
+
+/* snprintf that reports truncation as failure. */
+static bool path_fmt(char *buf, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static bool path_fmt(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	return n >= 0 && (size_t)n < size;
+}
+
+/* The CRC-32 of .gnu_debuglink (zlib's polynomial), over a whole file. */
+static bool file_crc32(int fd, uint32_t *out)
+{
+	unsigned char buf[65536];
+	uint32_t crc = 0xffffffff;
+	ssize_t n;
+	off_t off = 0;
+
+	while ((n = pread(fd, buf, sizeof(buf), off)) > 0) {
+		for (ssize_t i = 0; i < n; i++) {
+			crc ^= buf[i];
+			for (int k = 0; k < 8; k++)
+				crc = (crc >> 1) ^ (0xedb88320 & -(crc & 1));
+		}
+		off += n;
+	}
+	*out = ~crc;
+	return n == 0;
+}
+
+/*
+ * Does the file open at FD stand for module MOD?  By build id when the
+ * module has one, else by the debuglink CRC.
+ */
+static bool debug_file_matches(Dwfl_Module *mod, int fd, GElf_Word crc)
+{
+	const unsigned char *bits;
+	const void *fbits;
+	GElf_Addr vaddr;
+	int len = dwfl_module_build_id(mod, &bits, &vaddr);
+	ssize_t flen;
+	bool ok = false;
+	uint32_t c;
+	Elf *elf;
+
+	if (len <= 0)
+		return file_crc32(fd, &c) && c == crc;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return false;
+	flen = dwelf_elf_gnu_build_id(elf, &fbits);
+	ok = flen == len && memcmp(bits, fbits, (size_t)len) == 0;
+	elf_end(elf);
+	return ok;
+}
+
+static int try_debug_file(Dwfl_Module *mod, const char *path,
+			  const char *file_name, GElf_Word crc, char **found)
+{
+	int fd;
+
+	if (strcmp(path, file_name) == 0)
+		return -1;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (debug_file_matches(mod, fd, crc) && (*found = strdup(path)))
+		return fd;
+	close(fd);
+	return -1;
+}
+
+/*
+ * libdwfl's find_debuginfo: by build id in the debug directories, then by
+ * .gnu_debuglink.  Not dwfl_standard_find_debuginfo: that one falls back
+ * to debuginfod, i.e. the network, whenever DEBUGINFOD_URLS is set.
+ */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata,
+			  const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink,
+			  GElf_Word crc, char **found)
+{
+	struct sym_module *m = *userdata;
+	char dir[PATH_MAX], real[PATH_MAX], path[PATH_MAX];
+	const char *slash, *d, *end;
+	int fd;
+
+	fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base,
+					  file_name, debuglink, crc, found);
+	if (fd >= 0 || !debuglink || !file_name || !m)
+		return fd;
+	slash = strrchr(file_name, '/');
+	if (!slash)
+		path_fmt(dir, sizeof(dir), ".");
+	else if (!path_fmt(dir, sizeof(dir), "%.*s",
+			   (int)(slash - file_name), file_name))
+		return -1;
+	if ((path_fmt(path, sizeof(path), "%s/%s", dir, debuglink) &&
+	     (fd = try_debug_file(mod, path, file_name, crc, found)) >= 0) ||
+	    (path_fmt(path, sizeof(path), "%s/.debug/%s", dir, debuglink) &&
+	     (fd = try_debug_file(mod, path, file_name, crc, found)) >= 0))
+		return fd;
+	if (!realpath(dir, real))
+		return -1;
+	for (d = m->dbgpath; d && *d; d = *end ? end + 1 : end) {
+		end = strchr(d, ':');
+		if (!end)
+			end = d + strlen(d);
+		if (*d == '/' &&
+		    path_fmt(path, sizeof(path), "%.*s%s/%s", (int)(end - d),
+			     d, real, debuglink) &&
+		    (fd = try_debug_file(mod, path, file_name, crc, found)) >= 0)
+			return fd;
+	}
+	return -1;
+}
+
+/* We always hand libdwfl the file; it never has to look for one. */
+static int find_elf_none(Dwfl_Module *mod, void **userdata,
+			 const char *modname, Dwarf_Addr base,
+			 char **file_name, Elf **elfp)
+{
+	(void)mod, (void)userdata, (void)modname, (void)base;
+	(void)file_name, (void)elfp;
+	return -1;
+}
+
+/* ---- build id table ---------------------------------------------------- */
+
+static uint64_t bid_hash(const uint8_t *id, uint32_t size)
+{
+	return mp_hash_bytes(id, size, 0x6b1d);
+}
+
+/* The slot for ID: its entry, or the empty slot where it belongs. */
+static struct sym_bid *bid_slot(struct sym_ctx *ctx, const uint8_t *id,
+				uint32_t size)
+{
+	uint32_t i = (uint32_t)bid_hash(id, size) & ctx->bid_mask;
+	struct sym_bid *b;
+
+	for (;; i = (i + 1) & ctx->bid_mask) {
+		b = &ctx->bids[i];
+		if (!b->size ||
+		    (b->size == size && memcmp(b->id, id, size) == 0))
+			return b;
+	}
+}
+
+/* Find or add ID (size 1..RAW_BUILD_ID_MAX); NULL when out of memory. */
+static struct sym_bid *bid_get(struct sym_ctx *ctx, const uint8_t *id,
+			       uint32_t size, bool *added)
+{
+	struct sym_bid *b;
+
+	*added = false;
+	if (ctx->bids) {
+		b = bid_slot(ctx, id, size);
+		if (b->size)
+			return b;
+	}
+	/* Keep the load at most one half so probes stay short. */
+	if (!ctx->bids || (ctx->nbids + 1) * 2 > ctx->bid_mask + 1) {
+		uint32_t n = ctx->bids ? (ctx->bid_mask + 1) * 2 : 16;
+		struct sym_bid *old = ctx->bids;
+		uint32_t old_n = ctx->bids ? ctx->bid_mask + 1 : 0;
+
+		if (n == 0 || !(ctx->bids = calloc(n, sizeof(*old)))) {
+			ctx->bids = old;
+			return NULL;
+		}
+		ctx->bid_mask = n - 1;
+		for (uint32_t i = 0; i < old_n; i++)
+			if (old[i].size)
+				*bid_slot(ctx, old[i].id, old[i].size) = old[i];
+		free(old);
+	}
+	b = bid_slot(ctx, id, size);
+	memcpy(b->id, id, size);
+	b->size = size;
+	b->module = -1;
+	ctx->nbids++;
+	*added = true;
+	return b;
+}
+
+/* ---- modules ------------------------------------------------------------ */
+
+static enum mp_errcode read_phdrs(struct sym_module *m, Elf *elf,
+				  struct mp_err *err)
+{
+	size_t phnum, alloc = 0;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &phnum) != 0)
+		return mp_fail(err, MP_E_ELF, "'%s': cannot read program headers: %s",
+			       m->path, elf_errmsg(-1));
+	for (size_t i = 0; i < phnum; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph))
+			return mp_fail(err, MP_E_ELF, "'%s': bad program header %zu",
+				       m->path, i);
+		if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		if (!MP_GROW(m->xl, alloc, m->nxl + 1))
+			return mp_fail(err, MP_E_NOMEM, NULL);
+		m->xl[m->nxl++] = (struct sym_load){ ph.p_offset, ph.p_vaddr,
+						     ph.p_memsz };
+	}
+	return MP_OK;
+}
+
+/* Open PATH as a module; on success *OUT is the new module. */
+static enum mp_errcode module_open(struct sym_ctx *ctx, const char *path,
+				   bool from_debug_dir,
+				   struct sym_module **out,
+				   struct mp_err *err)
+{
+	struct sym_module *m;
+	const unsigned char *bits;
+	enum mp_errcode rc;
+	GElf_Addr vaddr;
+	GElf_Ehdr eh;
+	void **ud;
+	Elf *elf;
+	int fd, len;
+
+	/* libdwfl would say "no such file" less precisely. */
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return mp_fail(err, MP_E_IO, "cannot open '%s': %s", path,
+			       strerror(errno));
+	close(fd);
+	m = calloc(1, sizeof(*m));
+	if (!m || !(m->path = strdup(path)) || !(m->dbgpath = make_dbgpath(ctx))) {
+		module_free(m);
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	}
+	m->from_debug_dir = from_debug_dir;
+	m->dwarf = -1;
+	m->cb.find_elf = find_elf_none;
+	m->cb.find_debuginfo = find_debuginfo;
+	m->cb.section_address = dwfl_offline_section_address;
+	m->cb.debuginfo_path = &m->dbgpath;
+	m->dwfl = dwfl_begin(&m->cb);
+	if (!m->dwfl) {
+		module_free(m);
+		return mp_fail(err, MP_E_NOMEM, "dwfl_begin: %s", dwfl_errmsg(-1));
+	}
+	dwfl_report_begin(m->dwfl);
+	m->mod = dwfl_report_elf(m->dwfl, path, path, -1, 0, true);
+	dwfl_report_end(m->dwfl, NULL, NULL);
+	if (!m->mod) {
+		rc = mp_fail(err, MP_E_ELF, "'%s' is not a usable ELF file: %s",
+			     path, dwfl_errmsg(-1));
+		module_free(m);
+		return rc;
+	}
+	elf = dwfl_module_getelf(m->mod, &m->bias);
+	if (!elf || !gelf_getehdr(elf, &eh)) {
+		rc = mp_fail(err, MP_E_ELF, "'%s': cannot read ELF header: %s",
+			     path, dwfl_errmsg(-1));
+		module_free(m);
+		return rc;
+	}
+	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) {
+		module_free(m);
+		return mp_fail(err, MP_E_ELF,
+			       "'%s' is neither an executable nor a shared object",
+			       path);
+	}
+	if ((rc = read_phdrs(m, elf, err))) {
+		module_free(m);
+		return rc;
+	}
+	len = dwfl_module_build_id(m->mod, &bits, &vaddr);
+	if (len > 0 && len <= RAW_BUILD_ID_MAX) {
+		memcpy(m->build_id, bits, (size_t)len);
+		m->build_id_size = (uint32_t)len;
+	}
+	dwfl_module_info(m->mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+	*ud = m;
+	*out = m;
+	return MP_OK;
+}
+
+static enum mp_errcode module_push(struct sym_ctx *ctx, struct sym_module *m,
+				   int32_t *index, struct mp_err *err)
+{
+	if (ctx->nmods >= INT32_MAX ||
+	    !MP_GROW(ctx->mods, ctx->amods, ctx->nmods + 1)) {
+		module_free(m);
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	}
+	*index = (int32_t)ctx->nmods;
+	ctx->mods[ctx->nmods++] = m;
+	return MP_OK;
+}
+
+enum mp_errcode sym_add_binary(struct sym_ctx *ctx, const char *path,
+			       struct mp_err *err)
+{
+	struct sym_module *m;
+	struct sym_bid *b = NULL;
+	enum mp_errcode rc;
+	bool added;
+	int32_t idx;
+	char hex[2 * RAW_BUILD_ID_MAX + 1];
+
+	if ((rc = module_open(ctx, path, false, &m, err)))
+		return rc;
+	if (m->build_id_size) {
+		b = bid_get(ctx, m->build_id, m->build_id_size, &added);
+		if (!b) {
+			module_free(m);
+			return mp_fail(err, MP_E_NOMEM, NULL);
+		}
+		if (b->module >= 0 && !ctx->mods[b->module]->from_debug_dir) {
+			sym_format_build_id(m->build_id, m->build_id_size, hex,
+					    sizeof(hex));
+			warn(ctx, "'%s' has the same build id %s as '%s'; using '%s'",
+			     path, hex, ctx->mods[b->module]->path,
+			     ctx->mods[b->module]->path);
+			module_free(m);
+			return MP_OK;
+		}
+	}
+	if ((rc = module_push(ctx, m, &idx, err)))
+		return rc;
+	if (b)
+		b->module = idx;
+	if (ctx->main < 0)
+		ctx->main = idx;
+	return MP_OK;
+}
+
+/*
+ * The module for a build id no binary was registered with: a file found by
+ * it in the debug directories, or -1.  The answer is remembered either way.
+ */
+static int32_t find_by_build_id(struct sym_ctx *ctx, struct sym_bid *b)
+{
+	char hex[2 * RAW_BUILD_ID_MAX + 1], path[PATH_MAX];
+	static const char *const suffix[] = { "", ".debug" };
+	struct sym_module *m;
+	struct mp_err err;
+	int32_t idx;
+	size_t ndirs = ctx->ndirs + !ctx->opt.no_default_debug_dir;
+
+	if (b->size < 2)
+		return -1;
+	sym_format_build_id(b->id, b->size, hex, sizeof(hex));
+	for (size_t i = 0; i < ndirs; i++) {
+		const char *dir = i < ctx->ndirs ? ctx->dirs[i] : DEFAULT_DEBUG_DIR;
+
+		for (size_t k = 0; k < 2; k++) {
+			if (!path_fmt(path, sizeof(path), "%s/.build-id/%.2s/%s%s",
+				      dir, hex, hex + 2, suffix[k]) ||
+			    access(path, R_OK) != 0 ||
+			    module_open(ctx, path, true, &m, &err))
+				continue;
+			if (m->build_id_size != b->size ||
+			    memcmp(m->build_id, b->id, b->size) != 0) {
+				module_free(m);
+				continue;
+			}
+			if (module_push(ctx, m, &idx, &err))
+				return -1;
+			return idx;
+		}
+	}
+	return -1;
+}
+
+/* ---- mapping PCs --------------------------------------------------------- */
+
+/*
+ * Does v1/v2 segment S (file offset, page-aligned mapping) hold executable
+ * PT_LOAD L?  The mapping starts at the page holding L's first byte; we do
+ * not know the page size, so allow up to 64 KiB of slack.
+ */
+static bool load_fits(const struct raw_segment *s, const struct sym_load *l,
+		      uint64_t *vaddr)
+{
+	uint64_t delta, span;
+
+	if (s->offset > l->offset || l->offset - s->offset >= 0x10000 ||
+	    l->offset - s->offset > l->vaddr)
+		return false;
+	delta = l->offset - s->offset;
+	if (__builtin_add_overflow(delta, l->memsz, &span) ||
+	    __builtin_add_overflow(span, 0xffff, &span) ||
+	    s->end - s->start > span)
+		return false;
+	*vaddr = l->vaddr - delta;
+	return true;
+}
+
+static bool main_fits(const struct sym_module *m, const struct raw_segment *s,
+		      uint64_t *vaddr)
+{
+	for (size_t i = 0; i < m->nxl; i++)
+		if (load_fits(s, &m->xl[i], vaddr))
+			return true;
+	return false;
+}
+
+/*
+ * In a v1/v2 profile, is segment I the main executable's?  Its segments
+ * come first in the map, so I and every segment before it must fit.
+ */
+static bool main_owns(const struct sym_ctx *ctx, const struct raw_profile *prof,
+		      size_t i, uint64_t *vaddr)
+{
+	const struct sym_module *m;
+
+	if (ctx->main < 0)
+		return false;
+	m = ctx->mods[ctx->main];
+	for (size_t j = 0; j <= i; j++)
+		if (!main_fits(m, &prof->segments[j], vaddr))
+			return false;
+	return true;
+}
+
+static enum mp_errcode no_binary_v3(struct sym_ctx *ctx,
+				    const struct raw_profile *prof, size_t i,
+				    struct sym_bid *b, struct mp_err *err)
+{
+	const struct raw_segment *s = &prof->segments[i];
+	char hex[2 * RAW_BUILD_ID_MAX + 1], mhex[2 * RAW_BUILD_ID_MAX + 1];
+	const struct sym_module *m = ctx->main >= 0 ? ctx->mods[ctx->main] : NULL;
+	bool mismatch = i == 0 && m;
+
+	sym_format_build_id(s->build_id, s->build_id_size, hex, sizeof(hex));
+	if (mismatch)
+		sym_format_build_id(m->build_id, m->build_id_size, mhex,
+				    sizeof(mhex));
+	if (ctx->opt.strict) {
+		if (mismatch)
+			return mp_fail(err, MP_E_BUILD_ID,
+				       "'%s' has build id %s, the profile's main segment 0x%llx-0x%llx has %s",
+				       m->path, m->build_id_size ? mhex : "(none)",
+				       (unsigned long long)s->start,
+				       (unsigned long long)s->end, hex);
+		return mp_fail(err, MP_E_NO_BINARY,
+			       "no binary with build id %s for segment 0x%llx-0x%llx",
+			       hex, (unsigned long long)s->start,
+			       (unsigned long long)s->end);
+	}
+	if (b && b->warned)
+		return MP_OK;
+	if (b)
+		b->warned = true;
+	else if (!first_time(ctx, mp_hash_bytes(s->build_id, s->build_id_size, 3)))
+		return MP_OK;
+	if (!s->build_id_size)
+		warn(ctx, "segment 0x%llx-0x%llx has no build id; its frames stay unsymbolized",
+		     (unsigned long long)s->start, (unsigned long long)s->end);
+	else if (mismatch)
+		warn(ctx, "'%s' has build id %s, the profile's main segment 0x%llx-0x%llx has %s; its frames stay unsymbolized",
+		     m->path, m->build_id_size ? mhex : "(none)",
+		     (unsigned long long)s->start, (unsigned long long)s->end,
+		     hex);
+	else
+		warn(ctx, "no binary with build id %s for segment 0x%llx-0x%llx; its frames stay unsymbolized",
+		     hex, (unsigned long long)s->start,
+		     (unsigned long long)s->end);
+	return MP_OK;
+}
+
+static enum mp_errcode no_binary_v1(struct sym_ctx *ctx,
+				    const struct raw_profile *prof, size_t i,
+				    struct mp_err *err)
+{
+	const struct raw_segment *s = &prof->segments[i];
+	const struct sym_module *m = ctx->main >= 0 ? ctx->mods[ctx->main] : NULL;
+	uint64_t key[4] = { 1, i, s->offset, s->end - s->start };
+	unsigned long long start = s->start, end = s->end, off = s->offset;
+
+	/*
+	 * Only the main executable's segments can be placed in these
+	 * versions, so strict mode cares about segment 0 alone.
+	 */
+	if (ctx->opt.strict && i == 0)
+		return mp_fail(err, m ? MP_E_BUILD_ID : MP_E_NO_BINARY,
+			       m ? "'%s' does not fit the profile's main segment 0x%llx-0x%llx (file offset 0x%llx)"
+				 : "%sno binary for the profile's main segment 0x%llx-0x%llx (file offset 0x%llx)",
+			       m ? m->path : "", start, end, off);
+	if (!first_time(ctx, mp_hash_bytes(key, sizeof(key), 1)))
+		return MP_OK;
+	if (i == 0 && m)
+		warn(ctx, "'%s' does not fit the profile's main segment 0x%llx-0x%llx (file offset 0x%llx); its frames stay unsymbolized",
+		     m->path, start, end, off);
+	else if (i == 0)
+		warn(ctx, "no binary for the profile's main segment 0x%llx-0x%llx (file offset 0x%llx); its frames stay unsymbolized",
+		     start, end, off);
+	else
+		warn(ctx, "no binary for segment 0x%llx-0x%llx (file offset 0x%llx): a version %u profile has no build ids to find one by; its frames stay unsymbolized",
+		     start, end, off, prof->version);
+	return MP_OK;
+}
+
+enum mp_errcode sym_map_pc(struct sym_ctx *ctx, const struct raw_profile *prof,
+			   uint64_t pc, struct sym_addr *out,
+			   struct mp_err *err)
+{
+	const struct raw_segment *s = NULL;
+	struct sym_bid *b;
+	uint64_t vaddr;
+	bool added;
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	out->module = -1;
+	out->segment = -1;
+	ctx->stats.pcs++;
+	for (i = 0; i < prof->nsegments; i++) {
+		s = &prof->segments[i];
+		if (s->start <= pc && pc < s->end)
+			break;
+	}
+	if (i == prof->nsegments || i > INT32_MAX) {
+		ctx->stats.unmapped++;
+		if (first_time(ctx, 0))
+			warn(ctx, "pc 0x%llx lies in no segment of the profile; such frames stay unsymbolized",
+			     (unsigned long long)pc);
+		return MP_OK;
+	}
+	out->segment = (int32_t)i;
+	if (prof->version >= 3) {
+		out->addr = out->offset = pc - s->offset;
+		out->build_id_size = s->build_id_size > RAW_BUILD_ID_MAX
+			? RAW_BUILD_ID_MAX : s->build_id_size;
+		memcpy(out->build_id, s->build_id, out->build_id_size);
+		if (!out->build_id_size) {
+			ctx->stats.no_binary++;
+			return no_binary_v3(ctx, prof, i, NULL, err);
+		}
+		b = bid_get(ctx, out->build_id, out->build_id_size, &added);
+		if (!b)
+			return mp_fail(err, MP_E_NOMEM, NULL);
+		if (added)
+			b->module = find_by_build_id(ctx, b);
+		if (b->module >= 0) {
+			out->module = b->module;
+			return MP_OK;
+		}
+		ctx->stats.no_binary++;
+		return no_binary_v3(ctx, prof, i, b, err);
+	}
+	out->offset = pc - s->start + s->offset;
+	if (main_owns(ctx, prof, i, &vaddr)) {
+		out->module = ctx->main;
+		out->addr = pc - s->start + vaddr;
+		return MP_OK;
+	}
+	ctx->stats.no_binary++;
+	return no_binary_v1(ctx, prof, i, err);
+}
+
+enum mp_errcode sym_check_profile(struct sym_ctx *ctx,
+				  const struct raw_profile *prof,
+				  struct mp_err *err)
+{
+	char hex[2 * RAW_BUILD_ID_MAX + 1], shex[2 * RAW_BUILD_ID_MAX + 1];
+	const struct raw_segment *s0 = prof->nsegments ? &prof->segments[0] : NULL;
+	uint64_t vaddr;
+
+	for (size_t k = 0; k < ctx->nmods; k++) {
+		struct sym_module *m = ctx->mods[k];
+		bool is_main = (int32_t)k == ctx->main, found = false;
+
+		if (m->from_debug_dir || m->warned_nomatch)
+			continue;
+		if (prof->version < 3) {
+			/* Only the main executable can be placed. */
+			if (!is_main || (s0 && main_fits(m, s0, &vaddr)))
+				continue;
+			if (ctx->opt.strict)
+				return mp_fail(err, MP_E_BUILD_ID,
+					       "'%s' does not fit the profile's main segment",
+					       m->path);
+			m->warned_nomatch = true;
+			if (s0)
+				warn(ctx, "'%s' does not fit the profile's main segment 0x%llx-0x%llx (file offset 0x%llx)",
+				     m->path, (unsigned long long)s0->start,
+				     (unsigned long long)s0->end,
+				     (unsigned long long)s0->offset);
+			else
+				warn(ctx, "the profile has no segments; '%s' is not used",
+				     m->path);
+			continue;
+		}
+		for (size_t i = 0; i < prof->nsegments && !found; i++)
+			found = m->build_id_size &&
+				prof->segments[i].build_id_size == m->build_id_size &&
+				memcmp(prof->segments[i].build_id, m->build_id,
+				       m->build_id_size) == 0;
+		if (found)
+			continue;
+		sym_format_build_id(m->build_id, m->build_id_size, hex, sizeof(hex));
+		if (!m->build_id_size)
+			memcpy(hex, "(none)", 7);
+		if (is_main && s0) {
+			sym_format_build_id(s0->build_id, s0->build_id_size,
+					    shex, sizeof(shex));
+			if (ctx->opt.strict)
+				return mp_fail(err, MP_E_BUILD_ID,
+					       "'%s' has build id %s, the profile's main segment has %s",
+					       m->path, hex, shex);
+			warn(ctx, "'%s' has build id %s, the profile's main segment has %s",
+			     m->path, hex, shex);
+		} else {
+			warn(ctx, "'%s' (build id %s) matches no segment of the profile",
+			     m->path, hex);
+		}
+		m->warned_nomatch = true;
+	}
+	return MP_OK;
+}
+
+/* ---- interned strings --------------------------------------------------- */
+
+static uint32_t *str_slot(struct sym_ctx *ctx, const char *s, uint32_t len,
+			  uint32_t hash)
+{
+	uint32_t i = hash & ctx->str_mask, *slot;
+	const struct sym_str *e;
+
+	for (;; i = (i + 1) & ctx->str_mask) {
+		slot = &ctx->str_table[i];
+		if (!*slot)
+			return slot;
+		e = &ctx->strs[*slot - 1];
+		if (e->hash == hash && e->len == len &&
+		    memcmp(e->s, s, len) == 0)
+			return slot;
+	}
+}
+
+/* The interned copy of S (LEN bytes), or NULL when out of memory. */
+static struct sym_str *intern(struct sym_ctx *ctx, const char *s, size_t len)
+{
+	uint32_t hash = (uint32_t)mp_hash_bytes(s, len, 0x57), *slot;
+	struct sym_str *e;
+	char *copy;
+
+	if (len >= UINT32_MAX || ctx->nstrs >= UINT32_MAX - 1)
+		return NULL;
+	if (ctx->str_table) {
+		slot = str_slot(ctx, s, (uint32_t)len, hash);
+		if (*slot)
+			return &ctx->strs[*slot - 1];
+	}
+	if (!ctx->str_table || (ctx->nstrs + 1) * 2 > (size_t)ctx->str_mask + 1) {
+		size_t n = ctx->str_table ? ((size_t)ctx->str_mask + 1) * 2 : 256;
+		uint32_t *t;
+
+		if (n > UINT32_MAX || !(t = calloc(n, sizeof(*t))))
+			return NULL;
+		free(ctx->str_table);
+		ctx->str_table = t;
+		ctx->str_mask = (uint32_t)(n - 1);
+		for (size_t k = 0; k < ctx->nstrs; k++)
+			*str_slot(ctx, ctx->strs[k].s, ctx->strs[k].len,
+				  ctx->strs[k].hash) = (uint32_t)k + 1;
+	}
+	if (!MP_GROW(ctx->strs, ctx->astrs, ctx->nstrs + 1) ||
+	    !(copy = mp_arena_alloc(&ctx->arena, len + 1)))
+		return NULL;
+	memcpy(copy, s, len);
+	e = &ctx->strs[ctx->nstrs++];
+	*e = (struct sym_str){ .s = copy, .len = (uint32_t)len, .hash = hash };
+	*str_slot(ctx, copy, (uint32_t)len, hash) = (uint32_t)ctx->nstrs;
+	return e;
+}
+
+/* Intern a function name and classify it (once per distinct name). */
+static const char *intern_fn(struct sym_ctx *ctx, const char *s, bool *rt,
+			     bool *nomem)
+{
+	struct sym_str *e;
+
+	if (!s)
+		return NULL;
+	e = intern(ctx, s, strlen(s));
+	if (!e) {
+		*nomem = true;
+		return NULL;
+	}
+	if (!(e->cls & SYM_CLS_FN_DONE))
+		e->cls |= SYM_CLS_FN_DONE |
+			  (sym_is_runtime(e->s, NULL) ? SYM_CLS_FN_RT : 0);
+	*rt = *rt || (e->cls & SYM_CLS_FN_RT);
+	return e->s;
+}
+
+/*
+ * Intern a file name from libdw, which joins the line table's directory and
+ * the name.  A relative result is joined to COMP_DIR, as llvm-symbolizer
+ * does, unless it starts with COMP_DIR already: then the directory was
+ * entry 0, the compilation directory itself (libdw gives no way to ask).
+ */
+static const char *intern_file(struct sym_ctx *ctx, const char *file,
+			       const char *comp_dir, bool *rt, bool *nomem)
+{
+	char buf[PATH_MAX * 2];
+	struct sym_str *e;
+	size_t n;
+
+	if (!file)
+		return NULL;
+	n = comp_dir ? strlen(comp_dir) : 0;
+	if (file[0] != '/' && n &&
+	    !(strncmp(file, comp_dir, n) == 0 && file[n] == '/') &&
+	    path_fmt(buf, sizeof(buf), "%s%s%s", comp_dir,
+		     comp_dir[n - 1] == '/' ? "" : "/", file))
+		file = buf;
+	e = intern(ctx, file, strlen(file));
+	if (!e) {
+		*nomem = true;
+		return NULL;
+	}
+	if (!(e->cls & SYM_CLS_FILE_DONE))
+		e->cls |= SYM_CLS_FILE_DONE |
+			  (sym_is_runtime(NULL, e->s) ? SYM_CLS_FILE_RT : 0);
+	*rt = *rt || (e->cls & SYM_CLS_FILE_RT);
+	return e->s;
+}
+
+const char *sym_pretty_name(struct sym_ctx *ctx, const char *name)
+{
+	struct sym_str *e;
+	char small[512], *big = NULL, *buf = small;
+	size_t len;
+
+	if (!name)
+		return NULL;
+	if (name[0] != '_' || name[1] != 'Z')
+		return name;
+	e = intern(ctx, name, strlen(name));
+	if (!e)
+		return name;
+	if (e->pretty)
+		return e->pretty;
+	len = sym_demangle(name, small, sizeof(small));
+	if (len >= sizeof(small)) {
+		big = malloc(len + 1);
+		if (!big)
+			return name;
+		sym_demangle(name, big, len + 1);
+		buf = big;
+	}
+	e->pretty = strcmp(buf, name) == 0 ? e->s
+		    : mp_arena_memdup(&ctx->arena, buf, len + 1);
+	free(big);
+	return e->pretty ? e->pretty : name;
+}
+
+/* ---- DWARF ------------------------------------------------------------- */
+
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *name;
+
+	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name,
+						     &attr));
+	if (!name)
+		name = dwarf_formstring(dwarf_attr_integrate(
+			die, DW_AT_MIPS_linkage_name, &attr));
+	return name ? name : dwarf_diename(die);
+}
+
+static uint32_t die_udata(Dwarf_Die *die, unsigned int at)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word v;
+
+	if (dwarf_formudata(dwarf_attr(die, at, &attr), &v) != 0)
+		return 0;
+	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+struct cu_build {
+	struct sym_range *r;
+	size_t n, alloc;
+	bool nomem;
+};
+
+/*
+ * Collect the address ranges of every subprogram of a CU, walking each DIE
+ * once.  Inlined subroutines lie inside their subprogram's ranges; types and
+ * variables have none, but namespaces and classes can hold subprograms.
+ */
+static void collect_ranges(struct cu_build *b, Dwarf_Die *parent, int depth)
+{
+	Dwarf_Addr base, lo, hi;
+	Dwarf_Die child;
+	ptrdiff_t off;
+	int tag;
+
+	if (depth > MAX_SCOPE_DEPTH || dwarf_child(parent, &child) != 0)
+		return;
+	do {
+		tag = dwarf_tag(&child);
+		if (tag == DW_TAG_subprogram) {
+			off = 0;
+			while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
+				if (lo >= hi)
+					continue;
+				if (!MP_GROW(b->r, b->alloc, b->n + 1)) {
+					b->nomem = true;
+					return;
+				}
+				b->r[b->n++] = (struct sym_range){
+					lo, hi, dwarf_dieoffset(&child) };
+			}
+		}
+		if (tag != DW_TAG_inlined_subroutine && dwarf_haschildren(&child))
+			collect_ranges(b, &child, depth + 1);
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct sym_range *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	/* Wider first, so that a scan backwards meets the inner one first. */
+	if (x->hi != y->hi)
+		return x->hi > y->hi ? -1 : 1;
+	return 0;
+}
+
+/* The subprogram ranges of CU, collected on first use; false = no memory. */
+static bool cu_build(struct sym_cu *cu)
+{
+	struct cu_build b = { 0 };
+
+	if (cu->built)
+		return true;
+	collect_ranges(&b, &cu->die, 0);
+	if (b.nomem) {
+		free(b.r);
+		return false;
+	}
+	if (b.n > 1)
+		qsort(b.r, b.n, sizeof(*b.r), range_cmp);
+	cu->r = b.r;
+	cu->n = b.n;
+	cu->built = true;
+	return true;
+}
+
+static int cu_range_cmp(const void *a, const void *b)
+{
+	const struct sym_cu_range *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	if (x->hi != y->hi)
+		return x->hi > y->hi ? -1 : 1;
+	return 0;
+}
+
+/*
+ * Index the address ranges of every CU, from the CU DIEs.  libdw 0.188's
+ * dwfl_module_addrdie and dwfl_module_getsrc rely on .debug_aranges, which
+ * clang does not emit: they find nothing in a clang-built binary.
+ */
+static bool index_cus(struct sym_module *m)
+{
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie, subdie;
+	Dwarf_Addr base, lo, hi;
+	Dwarf_Half version;
+	size_t acus = 0, acur = 0;
+	ptrdiff_t off;
+	uint8_t type;
+
+	while (dwarf_get_units(m->dw, cu, &cu, &version, &type, &cudie,
+			       &subdie) == 0) {
+		if (type != DW_UT_compile && type != DW_UT_partial)
+			continue;
+		if (!MP_GROW(m->cus, acus, m->ncus + 1))
+			return false;
+		m->cus[m->ncus] = (struct sym_cu){ .die = cudie };
+		off = 0;
+		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
+			if (lo >= hi)
+				continue;
+			if (!MP_GROW(m->cur, acur, m->ncur + 1))
+				return false;
+			m->cur[m->ncur++] = (struct sym_cu_range){ lo, hi, m->ncus };
+		}
+		m->ncus++;
+	}
+	if (m->ncur > 1)
+		qsort(m->cur, m->ncur, sizeof(*m->cur), cu_range_cmp);
+	return true;
+}
+
+/* The CU holding DWARF address A, or NULL. */
+static struct sym_cu *find_cu(struct sym_module *m, uint64_t a)
+{
+	size_t lo = 0, hi = m->ncur, mid;
+	Dwarf_Addr bias;
+	Dwarf_Die *die;
+	Dwarf_Off off;
+
+	while (lo < hi) {		/* first range with lo > a */
+		mid = lo + (hi - lo) / 2;
+		if (m->cur[mid].lo <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t k = 0; k < 16 && lo > 0; k++, lo--)
+		if (a < m->cur[lo - 1].hi)
+			return &m->cus[m->cur[lo - 1].cu];
+	/* A CU without ranges on its DIE: ask .debug_aranges, if any. */
+	die = dwfl_module_addrdie(m->mod, a + m->dwbias, &bias);
+	if (!die)
+		return NULL;
+	off = dwarf_dieoffset(die);
+	lo = 0;
+	hi = m->ncus;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (dwarf_dieoffset(&m->cus[mid].die) < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < m->ncus && dwarf_dieoffset(&m->cus[lo].die) == off)
+		return &m->cus[lo];
+	return NULL;
+}
+
+static bool module_has_dwarf(struct sym_ctx *ctx, struct sym_module *m,
+			     bool *nomem)
+{
+	if (m->dwarf < 0) {
+		m->dw = dwfl_module_getdwarf(m->mod, &m->dwbias);
+		m->dwarf = m->dw != NULL;
+		if (!m->dwarf)
+			warn(ctx, "no DWARF in '%s'; using ELF symbols",
+			     m->path);
+		else if (!index_cus(m))
+			*nomem = true;
+	}
+	return m->dwarf;
+}
+
+/* The innermost subprogram range of CU holding A, or NULL. */
+static const struct sym_range *cu_find(const struct sym_cu *cu, uint64_t a)
+{
+	size_t lo = 0, hi = cu->n, mid;
+
+	while (lo < hi) {		/* first range with lo > a */
+		mid = lo + (hi - lo) / 2;
+		if (cu->r[mid].lo <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Ranges rarely nest (GNU C nested functions); look a little back. */
+	for (size_t k = 0; k < 64 && lo > 0; k++, lo--)
+		if (a < cu->r[lo - 1].hi)
+			return &cu->r[lo - 1];
+	return NULL;
+}
+
+static bool is_scope(int tag)
+{
+	return tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block ||
+	       tag == DW_TAG_try_block || tag == DW_TAG_catch_block ||
+	       tag == DW_TAG_with_stmt;
+}
+
+static bool push_frame(struct sym_ctx *ctx, size_t *n, struct sym_frame f)
+{
+	if (*n >= UINT32_MAX || !MP_GROW(ctx->scratch, ctx->ascratch, *n + 1))
+		return false;
+	ctx->scratch[(*n)++] = f;
+	return true;
+}
+
+/* The ELF symbol holding DA as the only frame: no DWARF for it. */
+static bool symtab_frame(struct sym_ctx *ctx, struct sym_module *m,
+			 Dwarf_Addr da, size_t *nout)
+{
+	struct sym_frame f = { 0 };
+	const char *name;
+	bool nomem = false;
+	GElf_Off soff;
+	GElf_Sym sym;
+	size_t n = 0;
+
+	name = dwfl_module_addrinfo(m->mod, da, &soff, &sym, NULL, NULL, NULL);
+	if (!name || !*name)
+		return true;
+	f.function = intern_fn(ctx, name, &f.runtime, &nomem);
+	if (nomem || !push_frame(ctx, &n, f))
+		return false;
+	*nout = n;
+	return true;
+}
+
+/* The line-table row of DWARF address A in CU, as a frame without function. */
+static struct sym_frame line_loc(struct sym_ctx *ctx, struct sym_cu *cu,
+				 uint64_t a, const char *comp_dir, bool *nomem)
+{
+	struct sym_frame loc = { 0 };
+	Dwarf_Line *line = dwarf_getsrc_die(&cu->die, a);
+	unsigned int disc;
+	int lineno, col;
+
+	if (!line)
+		return loc;
+	loc.file = intern_file(ctx, dwarf_linesrc(line, NULL, NULL), comp_dir,
+			       &loc.runtime, nomem);
+	if (dwarf_lineno(line, &lineno) == 0 && lineno > 0)
+		loc.line = (uint32_t)lineno;
+	if (dwarf_linecol(line, &col) == 0 && col > 0)
+		loc.column = (uint32_t)col;
+	if (dwarf_linediscriminator(line, &disc) == 0)
+		loc.discriminator = disc;
+	return loc;
+}
+
+/* The call site recorded on inlined subroutine DIE, for its caller's frame. */
+static struct sym_frame call_loc(struct sym_ctx *ctx, struct sym_cu *cu,
+				 Dwarf_Die *die, const char *comp_dir,
+				 bool *nomem)
+{
+	struct sym_frame loc = { 0 };
+	Dwarf_Attribute attr;
+	Dwarf_Files *files;
+	Dwarf_Word idx;
+	size_t nfiles;
+
+	if (dwarf_getsrcfiles(&cu->die, &files, &nfiles) == 0 &&
+	    dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &idx) == 0 &&
+	    idx < nfiles)
+		loc.file = intern_file(ctx, dwarf_filesrc(files, idx, NULL, NULL),
+				       comp_dir, &loc.runtime, nomem);
+	loc.line = die_udata(die, DW_AT_call_line);
+	loc.column = die_udata(die, DW_AT_call_column);
+	loc.discriminator = die_udata(die, DW_AT_GNU_discriminator);
+	return loc;
+}
+
+/*
+ * The frames of Dwfl address DA in M, into ctx->scratch.  The subprogram
+ * holding DA comes from the CU's subprogram index; from it we descend to
+ * the innermost inlined subroutine or block holding DA, remembering the
+ * path: that path, read backwards, is the inline chain.  (dwarf_getscopes
+ * would walk every top-level DIE of the CU on each call.)  The innermost
+ * location is the line-table row; each outer frame's location is the call
+ * site recorded on the inlined subroutine it contains.
+ */
+static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
+		      Dwarf_Addr da, size_t *nout, bool *from_symtab)
+{
+	Dwarf_Die chain[MAX_SCOPE_DEPTH], child;
+	struct sym_frame loc, f;
+	const struct sym_range *r;
+	struct sym_cu *cu = NULL;
+	Dwarf_Attribute attr;
+	const char *comp_dir, *name;
+	GElf_Off soff;
+	GElf_Sym sym;
+	size_t n = 0, depth = 0;
+	bool nomem = false, found;
+	uint64_t a;
+	int tag, decl;
+
+	*nout = 0;
+	*from_symtab = false;
+	if (module_has_dwarf(ctx, m, &nomem))
+		cu = find_cu(m, da - m->dwbias);
+	if (nomem)
+		return false;
+	if (!cu) {
+		*from_symtab = true;
+		return symtab_frame(ctx, m, da, nout);
+	}
+	a = da - m->dwbias;
+	comp_dir = dwarf_formstring(dwarf_attr(&cu->die, DW_AT_comp_dir, &attr));
+	loc = line_loc(ctx, cu, a, comp_dir, &nomem);
+	if (!cu_build(cu))
+		return false;
+	r = cu_find(cu, a);
+	if (r && dwarf_offdie(m->dw, r->die, &chain[0]))
+		depth = 1;
+	while (depth > 0 && depth < MAX_SCOPE_DEPTH) {
+		found = false;
+		if (dwarf_child(&chain[depth - 1], &child) == 0) {
+			do {
+				if (is_scope(dwarf_tag(&child)) &&
+				    dwarf_haspc(&child, a) == 1) {
+					chain[depth++] = child;
+					found = true;
+					break;
+				}
+			} while (dwarf_siblingof(&child, &child) == 0);
+		}
+		if (!found)
+			break;
+	}
+	if (depth == 0) {
+		/* A line but no subprogram: name it by the ELF symbol. */
+		name = dwfl_module_addrinfo(m->mod, da, &soff, &sym, NULL, NULL,
+					    NULL);
+		loc.function = intern_fn(ctx, name, &loc.runtime, &nomem);
+		if (nomem || ((loc.function || loc.file) &&
+			      !push_frame(ctx, &n, loc)))
+			return false;
+		*nout = n;
+		return true;
+	}
+	for (size_t k = depth; k-- > 0;) {
+		tag = dwarf_tag(&chain[k]);
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+			continue;
+		f = loc;
+		f.function = intern_fn(ctx, die_name(&chain[k]), &f.runtime,
+				       &nomem);
+		f.inlined = tag == DW_TAG_inlined_subroutine;
+		if (dwarf_decl_line(&chain[k], &decl) == 0 && decl > 0)
+			f.start_line = (uint32_t)decl;
+		if (nomem || !push_frame(ctx, &n, f))
+			return false;
+		if (!f.inlined)
+			break;
+		loc = call_loc(ctx, cu, &chain[k], comp_dir, &nomem);
+	}
+	*nout = n;
+	return !nomem;
+}
+
+/* ---- the cache ----------------------------------------------------------- */
+
+static uint64_t entry_hash(int32_t module, uint64_t addr)
+{
+	return mp_hash64(addr ^ ((uint64_t)(uint32_t)module << 48) ^
+			 ((uint64_t)(uint32_t)module * 0x9e3779b97f4a7c15ULL));
+}
+
+static uint32_t *entry_slot(struct sym_ctx *ctx, int32_t module, uint64_t addr)
+{
+	uint32_t i = (uint32_t)entry_hash(module, addr) & ctx->table_mask;
+	const struct sym_entry *e;
+
+	for (;; i = (i + 1) & ctx->table_mask) {
+		if (!ctx->table[i])
+			return &ctx->table[i];
+		e = &ctx->entries[ctx->table[i] - 1];
+		if (e->addr == addr && e->module == module)
+			return &ctx->table[i];
+	}
+}
+
+static bool table_grow(struct sym_ctx *ctx)
+{
+	size_t n = ctx->table ? ((size_t)ctx->table_mask + 1) * 2 : 1024;
+	uint32_t *t;
+
+	if (n > UINT32_MAX || !(t = calloc(n, sizeof(*t))))
+		return false;
+	free(ctx->table);
+	ctx->table = t;
+	ctx->table_mask = (uint32_t)(n - 1);
+	for (size_t k = 0; k < ctx->nentries; k++)
+		*entry_slot(ctx, ctx->entries[k].module, ctx->entries[k].addr) =
+			(uint32_t)k + 1;
+	return true;
+}
+
+enum mp_errcode sym_lookup(struct sym_ctx *ctx, const struct sym_addr *a,
+			   const struct sym_frames **out, struct mp_err *err)
+{
+	struct sym_module *m;
+	struct sym_frames *fr;
+	uint32_t *slot;
+	size_t n, bytes;
+	bool from_symtab;
+
+	*out = &no_frames;
+	if (a->module < 0)
+		return MP_OK;
+	if ((size_t)a->module >= ctx->nmods)
+		return mp_fail(err, MP_E_INVALID, "no module %d", (int)a->module);
+	if (ctx->table) {
+		slot = entry_slot(ctx, a->module, a->addr);
+		if (*slot) {
+			*out = ctx->entries[*slot - 1].fr;
+			return MP_OK;
+		}
+	}
+	if (ctx->nentries >= UINT32_MAX - 1)
+		return mp_fail(err, MP_E_TOO_LARGE, "too many distinct addresses");
+	if ((!ctx->table || (ctx->nentries + 1) * 2 > (size_t)ctx->table_mask + 1) &&
+	    !table_grow(ctx))
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	if (!MP_GROW(ctx->entries, ctx->aentries, ctx->nentries + 1))
+		return mp_fail(err, MP_E_NOMEM, NULL);
+
+	m = ctx->mods[a->module];
+	if (!symbolize(ctx, m, a->addr + m->bias, &n, &from_symtab))
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	if (!mp_mul(n, sizeof(struct sym_frame), &bytes) ||
+	    !(fr = mp_arena_alloc(&ctx->arena, sizeof(*fr))) ||
+	    (n && !(fr->f = mp_arena_memdup(&ctx->arena, ctx->scratch, bytes))))
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	fr->n = (uint32_t)n;
+	fr->from_symtab = from_symtab && n > 0;
+
+	m->addrs++;
+	if (n && fr->f[0].file)
+		m->with_line++;
+	else if (n && fr->f[0].function)
+		m->symtab_only++;
+	ctx->stats.addrs++;
+	ctx->entries[ctx->nentries++] = (struct sym_entry){ a->addr, a->module, fr };
+	*entry_slot(ctx, a->module, a->addr) = (uint32_t)ctx->nentries;
+	*out = fr;
+	return MP_OK;
+}
+
+/* ---- information -------------------------------------------------------- */
+
+bool sym_module_info(const struct sym_ctx *ctx, int32_t module,
+		     struct sym_module_info *out)
+{
+	const struct sym_module *m;
+
+	if (module < 0 || (size_t)module >= ctx->nmods)
+		return false;
+	m = ctx->mods[module];
+	*out = (struct sym_module_info){
+		.path = m->path,
+		.build_id = m->build_id,
+		.build_id_size = m->build_id_size,
+		.from_debug_dir = m->from_debug_dir,
+		.has_dwarf = m->dwarf > 0,
+		.addrs = m->addrs,
+		.with_line = m->with_line,
+		.symtab_only = m->symtab_only,
+	};
+	return true;
+}
+
+void sym_get_stats(const struct sym_ctx *ctx, struct sym_stats *out)
+{
+	*out = ctx->stats;
+	out->nmodules = (uint32_t)ctx->nmods;
+	out->memory = ctx->arena.total +
+		      ctx->aentries * sizeof(struct sym_entry) +
+		      (ctx->table ? ((uint64_t)ctx->table_mask + 1) * 4 : 0) +
+		      ctx->astrs * sizeof(struct sym_str) +
+		      (ctx->str_table ? ((uint64_t)ctx->str_mask + 1) * 4 : 0);
+}

@@ -1,0 +1,145 @@
+/*
+ * sym_runtime.c - which frames belong to the allocation runtime, and C++
+ * demangling for display.
+ *
+ * Classification works on linkage (mangled) names so that it needs no
+ * demangler and costs a few string compares; sym.c runs it once per
+ * distinct name.
+ */
+#include "sym.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * libstdc++'s demangler, callable from C.  Chosen over the alternatives
+ * because it is the Itanium ABI reference implementation (binutils'
+ * c++filt uses the same code, libiberty's cp-demangle.c), libstdc++ is
+ * present wherever clang or gcc is, and it costs only -lstdc++ at link
+ * time; libiberty is not packaged as a shared library, elfutils has no
+ * demangler, and writing one is a project of its own.
+ */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
+			    int *status);
+
+static bool starts(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* C allocation entry points; glibc also exports them as __libc_NAME. */
+static const char *const c_alloc[] = {
+	"malloc", "calloc", "realloc", "reallocarray", "free", "cfree",
+	"posix_memalign", "aligned_alloc", "memalign", "valloc", "pvalloc",
+	"malloc_usable_size", "strdup", "strndup", "__strdup", "__strndup",
+	"wcsdup",
+};
+
+static const char *const rt_prefix[] = {
+	"__interceptor_", "___interceptor_", "__memprof_", "__sanitizer_",
+	"memprof_rt_",
+	/* operator new, new[], delete, delete[]: every overload. */
+	"_Znw", "_Zna", "_Zdl", "_Zda",
+	/* std::__allocate_guarded<A>(A&): shared_ptr's allocation step. */
+	"_ZSt18__allocate_guarded",
+};
+
+/* Namespaces (after "_ZN" and cv-qualifiers) that are runtime throughout. */
+static const char *const rt_namespace[] = {
+	"8__memprof", "11__sanitizer", "14__interception",
+	/* libc++ helpers that call operator new. */
+	"St3__117__libcpp_allocate", "St3__121__libcpp_operator_new",
+};
+
+/* Allocator class templates (after "_ZN" and cv-qualifiers). */
+static const char *const allocator_class[] = {
+	"SaI",				/* std::allocator< */
+	"St15__new_allocatorI",		/* std::__new_allocator< (gcc 12+) */
+	"9__gnu_cxx13new_allocatorI",	/* __gnu_cxx::new_allocator< */
+	"St16allocator_traitsI",	/* std::allocator_traits< */
+	"9__gnu_cxx14__alloc_traitsI",	/* __gnu_cxx::__alloc_traits< */
+	"St3__19allocatorI",		/* std::__1::allocator< */
+	"St3__116allocator_traitsI",	/* std::__1::allocator_traits< */
+};
+
+/* Their members that allocate; E closes the class's template arguments. */
+static const char *const allocator_member[] = {
+	"E8allocate", "E10deallocate", "E17allocate_at_least",
+};
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+static bool runtime_function(const char *fn)
+{
+	const char *p;
+	size_t i;
+
+	for (i = 0; i < N(rt_prefix); i++)
+		if (starts(fn, rt_prefix[i]))
+			return true;
+	p = starts(fn, "__libc_") ? fn + 7 : fn;
+	for (i = 0; i < N(c_alloc); i++)
+		if (strcmp(p, c_alloc[i]) == 0)
+			return true;
+	if (!starts(fn, "_ZN"))
+		return false;
+	for (p = fn + 3; *p == 'r' || *p == 'V' || *p == 'K'; p++)
+		;
+	for (i = 0; i < N(rt_namespace); i++)
+		if (starts(p, rt_namespace[i]))
+			return true;
+	for (i = 0; i < N(allocator_class); i++) {
+		if (!starts(p, allocator_class[i]))
+			continue;
+		for (size_t k = 0; k < N(allocator_member); k++)
+			if (strstr(p, allocator_member[k]))
+				return true;
+		return false;
+	}
+	return false;
+}
+
+static bool runtime_file(const char *file)
+{
+	return strstr(file, "compiler-rt/lib/") || strstr(file, "/src/runtime/") ||
+	       starts(file, "src/runtime/");
+}
+
+bool sym_is_runtime(const char *function, const char *file)
+{
+	return (function && runtime_function(function)) ||
+	       (file && runtime_file(file));
+}
+
+size_t sym_user_start(const struct sym_frame *const *frames, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && frames[i] && frames[i]->runtime)
+		i++;
+	return i;
+}
+
+size_t sym_demangle(const char *name, char *buf, size_t size)
+{
+	const char *src = name;
+	char *d = NULL;
+	int status = -1;
+	size_t len;
+
+	/* Only function names: __cxa_demangle would also decode "i" as int. */
+	if (name[0] == '_' && name[1] == 'Z') {
+		d = __cxa_demangle(name, NULL, NULL, &status);
+		if (status == 0 && d)
+			src = d;
+	}
+	len = strlen(src);
+	if (size) {
+		size_t n = len < size ? len : size - 1;
+
+		memcpy(buf, src, n);
+		buf[n] = '\0';
+	}
+	free(d);
+	return len;
+}

@@ -1,0 +1,154 @@
+#!/bin/sh
+# memprof-data merge: round trip through the indexed format for every
+# fixture, order- and grouping-independence byte for byte, weights, failure
+# modes, and outputs that are complete or absent, never partial.
+set -u
+BUILD=${1:-build}
+MD="$BUILD/memprof-data"
+FX=tests/fixtures
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+ok() { echo "ok - $*"; }
+notok() { echo "not ok - $*"; }
+
+# profile:binaries (the main executable first)
+set -- \
+	"basic.pie.v4.profraw:basic.pie libfixture.so" \
+	"basic.nopie.v4.profraw:basic.nopie libfixture.so" \
+	"basic.hist.v4.profraw:basic.hist libfixture-hist.so" \
+	"cxx.v4.profraw:cxx.pie" \
+	"dump2.v4.profraw:dump2" \
+	"basic.clang14.v1.profraw:basic.clang14 libfixture-clang14.so" \
+	"basic.clang16.v2.profraw:basic.clang16 libfixture-clang16.so" \
+	"basic.pie.v4.profraw.zst:basic.pie libfixture.so"
+
+for spec in "$@"; do
+	prof=${spec%%:*}
+	bins=""
+	for b in ${spec#*:}; do bins="$bins --binary=$FX/$b"; done
+	# shellcheck disable=SC2086
+	if ! "$MD" merge --no-progress -o "$tmp/rt.memprof" $bins "$FX/$prof" 2>"$tmp/err"; then
+		notok "merge $prof: $(cat "$tmp/err")"
+		continue
+	fi
+	# shellcheck disable=SC2086
+	"$MD" show --format=json --no-demangle $bins "$FX/$prof" >"$tmp/raw.json" 2>/dev/null
+	"$MD" show --format=json --no-demangle "$tmp/rt.memprof" >"$tmp/idx.json"
+	python3 tests/cli/compare_roundtrip.py "$tmp/raw.json" "$tmp/idx.json" \
+		"round trip $prof"
+done
+
+# The same without binaries: frames stay build id + offset and still fold.
+"$MD" merge --no-progress -o "$tmp/nobin.memprof" "$FX/basic.pie.v4.profraw" "$FX/basic.pie.v4.profraw"
+"$MD" show --format=json "$FX/basic.pie.v4.profraw" >"$tmp/raw.json"
+"$MD" show --format=json "$tmp/nobin.memprof" >"$tmp/idx.json"
+python3 tests/cli/compare_roundtrip.py "$tmp/raw.json" "$tmp/idx.json" \
+	"unsymbolized round trip (twice the same input)" 2
+
+B="--binary=$FX/basic.pie --binary=$FX/libfixture.so --binary=$FX/cxx.pie --binary=$FX/dump2"
+a=$FX/basic.pie.v4.profraw b=$FX/cxx.v4.profraw c=$FX/dump2.v4.profraw
+m() { out=$1; shift; "$MD" merge --no-progress $B -o "$tmp/$out" "$@" 2>>"$tmp/err"; }
+m ab.memprof "$a" "$b"
+m ba.memprof "$b" "$a"
+cmp -s "$tmp/ab.memprof" "$tmp/ba.memprof" && ok "merge(a,b) == merge(b,a) byte for byte" ||
+	notok "merge(a,b) != merge(b,a)"
+m bc.memprof "$b" "$c"
+m ab_c.memprof "$tmp/ab.memprof" "$c"
+m a_bc.memprof "$a" "$tmp/bc.memprof"
+cmp -s "$tmp/ab_c.memprof" "$tmp/a_bc.memprof" && ok "merge(merge(a,b),c) == merge(a,merge(b,c)) byte for byte" ||
+	notok "merge is not associative"
+m abc.memprof "$c" "$a" "$b"
+cmp -s "$tmp/abc.memprof" "$tmp/ab_c.memprof" && ok "merge(c,a,b) == merge(merge(a,b),c)" ||
+	notok "flat and nested merges differ"
+m j1.memprof -j 1 "$a" "$b" "$c"
+m j2.memprof -j 2 "$a" "$b" "$c"
+cmp -s "$tmp/j1.memprof" "$tmp/j2.memprof" && cmp -s "$tmp/j1.memprof" "$tmp/abc.memprof" &&
+	ok "-j 1 and -j 2 write the same bytes" || notok "-j changes the output"
+
+# Weights: a file with itself under weight 2 doubles the counts.
+m w1.memprof "$a"
+m w2.memprof --weight=2,"$a"
+"$MD" show --format=json "$tmp/w1.memprof" >"$tmp/w1.json"
+"$MD" show --format=json "$tmp/w2.memprof" >"$tmp/w2.json"
+if python3 - "$tmp/w1.json" "$tmp/w2.json" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))["contexts"]
+b = json.load(open(sys.argv[2]))["contexts"]
+assert len(a) == len(b) and a
+for x, y in zip(a, b):
+    for k in ("AllocCount", "TotalSize", "TotalAccessCount", "TotalLifetime"):
+        assert y["mib"][k] == 2 * x["mib"][k], k
+    for k in ("MinSize", "MaxSize", "MaxLifetime"):
+        assert y["mib"][k] == x["mib"][k], k
+PY
+then ok "--weight=2 doubles counts and totals, not minima and maxima"; else notok "--weight=2"; fi
+m self.memprof "$a" "$a"
+cmp -s "$tmp/self.memprof" "$tmp/w2.memprof" && notok "weight 2 equals merging twice (inputs count differs)" ||
+	ok "merging a file with itself and weighting it 2 differ only in what they record"
+m wl.memprof --input-files=/dev/stdin <<EOF2
+# a list of inputs
+2,$a
+
+EOF2
+cmp -s "$tmp/wl.memprof" "$tmp/w2.memprof" && ok "--input-files with W,FILE lines" || notok "--input-files"
+
+# zstd output, read back.
+m out.memprof.zst "$a"
+if [ "$(head -c 4 "$tmp/out.memprof.zst" | od -An -tx1 | tr -d ' ')" = 28b52ffd ] &&
+   "$MD" show --format=json "$tmp/out.memprof.zst" | python3 -c 'import json,sys; assert json.load(sys.stdin)["inputs"][0]["compressed"]'; then
+	ok ".zst output is zstd and reads back"
+else
+	notok ".zst output"
+fi
+
+# Failure modes; a failed merge leaves the old output untouched.
+bad=$FX/bad/version-99.profraw
+echo "precious" >"$tmp/keep.memprof"
+"$MD" merge --no-progress -o "$tmp/keep.memprof" "$a" "$bad" 2>"$tmp/err"
+rc=$?
+if [ $rc -eq 1 ] && [ "$(cat "$tmp/keep.memprof")" = precious ] &&
+   grep -q "version-99.profraw': unsupported raw profile version 99" "$tmp/err" &&
+   [ -z "$(ls "$tmp" | grep '\.tmp\.')" ]; then
+	ok "failure-mode any: exit 1 naming the input, old output untouched, no temporary"
+else
+	notok "failure-mode any: rc=$rc $(cat "$tmp/err")"
+fi
+"$MD" merge --no-progress --failure-mode=all -o "$tmp/all.memprof" "$a" "$bad" 2>"$tmp/err"
+[ $? -eq 0 ] && [ -s "$tmp/all.memprof" ] && grep -q "version-99" "$tmp/err" &&
+	ok "failure-mode all: good inputs merged, bad one reported" || notok "failure-mode all"
+"$MD" merge --no-progress --failure-mode=all -o "$tmp/none.memprof" "$bad" "$bad" 2>"$tmp/err"
+[ $? -eq 1 ] && [ ! -e "$tmp/none.memprof" ] && ok "failure-mode all: all bad fails, writes nothing" ||
+	notok "failure-mode all with only bad inputs"
+"$MD" merge --no-progress --failure-mode=warn -o "$tmp/warn.memprof" "$bad" 2>"$tmp/err"
+[ $? -eq 0 ] && "$MD" show "$tmp/warn.memprof" >/dev/null && ok "failure-mode warn: never fails" ||
+	notok "failure-mode warn"
+
+# -o may name an input.
+cp "$tmp/w1.memprof" "$tmp/inout.memprof"
+"$MD" merge --no-progress -o "$tmp/inout.memprof" "$tmp/inout.memprof" "$tmp/inout.memprof" &&
+	"$MD" show --format=json "$tmp/inout.memprof" | python3 -c '
+import json,sys; d=json.load(sys.stdin)
+assert d["contexts"][0]["mib"]["AllocCount"] == 2000' &&
+	ok "-o equal to an input" || notok "-o equal to an input"
+
+# A directory that cannot be written: clear error, exit 1.
+"$MD" merge --no-progress -o /proc/version.memprof "$a" 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "/proc/version.memprof': cannot create temporary file" "$tmp/err" &&
+	ok "unwritable output directory named" || notok "unwritable output: $(cat "$tmp/err")"
+
+# Usage errors.
+"$MD" merge "$a" >/dev/null 2>&1; [ $? -eq 2 ] && ok "no -o exits 2" || notok "no -o"
+"$MD" merge -o x --weight=0,"$a" >/dev/null 2>&1; [ $? -eq 2 ] && ok "weight 0 exits 2" || notok "weight 0"
+"$MD" merge -o x --failure-mode=some "$a" >/dev/null 2>&1; [ $? -eq 2 ] && ok "bad failure mode exits 2" || notok "failure mode"
+
+# show --function goes through the hash table.
+"$MD" show --format=json --function=hot_alloc "$tmp/w1.memprof" >"$tmp/f.json" &&
+	python3 -c '
+import json,sys; c=json.load(open(sys.argv[1]))["contexts"]
+assert len(c) == 1 and c[0]["frames"][0]["function"] == "hot_alloc"
+assert c[0]["mib"]["AllocCount"] == 1000' "$tmp/f.json" &&
+	ok "show --function=hot_alloc finds its one context" || notok "show --function"
+"$MD" show --function=nosuch "$tmp/w1.memprof" >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "no function 'nosuch'" "$tmp/err" && ok "show --function of an unknown name" ||
+	notok "show --function unknown"

@@ -1,0 +1,416 @@
+/*
+ * The indexed format: what goes in comes back; the bytes do not depend on
+ * the order or grouping of merges; weights scale; a damaged file is
+ * rejected cleanly, never followed.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../src/hashtable/ht.h"
+#include "../../src/indexed/idx.h"
+
+/* Three small contexts sharing prefixes, one inlined, one unsymbolized. */
+static const struct idx_frame stack_a[] = {
+	{ "_Z9hot_allocv", "/src/app/basic.c", 26, 15, 0, 0, 0 },
+	{ "main", "/src/app/main.c", 98, 3, 0, 0, 0 },
+};
+static const struct idx_frame stack_b[] = {
+	{ "inl_alloc", "/src/app/inl.h", 51, 10, 0, IDX_FRAME_INLINED, 0 },
+	{ "use_inline", "/src/app/basic.c", 58, 15, 2, 0, 0 },
+	{ "main", "/src/app/main.c", 104, 3, 0, 0, 0 },
+};
+static const struct idx_frame stack_c[] = {
+	{ "deadbeef", NULL, 0, 0, 0, IDX_FRAME_UNSYMBOLIZED, 0x123456789aULL },
+	{ "main", "/src/app/main.c", 110, 3, 0, 0, 0 },
+};
+
+static void mib_of(struct mp_mib *m, uint64_t count, uint64_t size,
+		   uint64_t ts)
+{
+	memset(m, 0, sizeof(*m));
+	for (int i = 0; i < MIB__COUNT; i++)
+		m->v[i] = ts + (uint64_t)i;	/* every field distinct */
+	m->v[MIB_AllocCount] = count;
+	m->v[MIB_TotalSize] = count * size;
+	m->v[MIB_MinSize] = size;
+	m->v[MIB_MaxSize] = size;
+	m->v[MIB_AccessHistogramSize] = 0;
+}
+
+/* Build from contexts in the given order; return the file's bytes. */
+struct input {
+	const struct idx_frame *frames;
+	uint32_t n;
+	uint64_t count, size, ts, weight;
+	uint64_t hist[3];
+	uint32_t nhist;
+};
+
+static const struct input inputs[] = {
+	{ stack_a, 2, 1000, 100, 10, 1, { 5, 0, 7 }, 3 },
+	{ stack_b, 3, 5, 64, 20, 1, { 0 }, 0 },
+	{ stack_c, 2, 9, 300, 30, 1, { 1 }, 1 },
+	{ stack_a, 2, 3, 100, 40, 1, { 1, 1 }, 2 },
+};
+#define NINPUTS (sizeof(inputs) / sizeof(inputs[0]))
+
+static unsigned char *build(const int *order, size_t n, uint64_t weight,
+			    size_t *size)
+{
+	struct idx_builder b;
+	struct mp_err err = { 0 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+
+	idx_builder_init(&b);
+	for (size_t i = 0; i < n; i++) {
+		const struct input *in = &inputs[order[i]];
+		struct mp_mib m;
+
+		mib_of(&m, in->count, in->size, in->ts);
+		ck_assert_int_eq(idx_builder_add(&b, in->frames, in->n, &m,
+						 in->hist, in->nhist,
+						 weight, &err), MP_OK);
+	}
+	idx_builder_count_inputs(&b, n);
+	ck_assert_int_eq(idx_builder_write(&b, fp, &err), MP_OK);
+	fclose(fp);
+	idx_builder_release(&b);
+	*size = len;
+	return (unsigned char *)buf;
+}
+
+/* Feed every context of an indexed file into a builder (a re-merge). */
+struct remerge {
+	struct idx_builder *b;
+};
+
+static int add_back(void *arg, const struct idx_file *f,
+		    const struct idx_context *c)
+{
+	struct remerge *r = arg;
+	struct idx_frame fr[16];
+	char paths[16][256];
+	uint32_t d = idx_stack_depth(f, c->stack_id);
+	struct mp_err err = { 0 };
+
+	ck_assert_uint_le(d, 16);
+	for (uint32_t k = 0; k < d; k++)
+		idx_stack_frame(f, c->stack_id, k, &fr[k], paths[k], sizeof(paths[k]));
+	ck_assert_int_eq(idx_builder_add(r->b, fr, d, &c->mib, c->hist, c->nhist,
+					 1, &err), MP_OK);
+	return 0;
+}
+
+static unsigned char *remerge(unsigned char *const *files, const size_t *sizes,
+			      size_t nfiles, size_t *size)
+{
+	struct idx_builder b;
+	struct remerge r = { &b };
+	struct mp_err err = { 0 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+
+	idx_builder_init(&b);
+	for (size_t i = 0; i < nfiles; i++) {
+		struct idx_file f;
+
+		ck_assert_int_eq(idx_open(&f, files[i], sizes[i], &err), MP_OK);
+		ck_assert_int_eq(idx_foreach_context(&f, add_back, &r), 0);
+		idx_builder_count_inputs(&b, f.ninputs);
+	}
+	ck_assert_int_eq(idx_builder_write(&b, fp, &err), MP_OK);
+	fclose(fp);
+	idx_builder_release(&b);
+	*size = len;
+	return (unsigned char *)buf;
+}
+
+struct collected {
+	size_t n;
+	uint64_t alloc[8], size[8], hist0[8];
+	uint32_t depth[8], nhist[8];
+	char leaf_file[8][256];
+	struct idx_frame leaf[8];
+	const char *function[8];
+};
+
+static int collect(void *arg, const struct idx_file *f,
+		   const struct idx_context *c)
+{
+	struct collected *s = arg;
+	size_t i = s->n++;
+
+	ck_assert_uint_lt(i, 8);
+	s->alloc[i] = c->mib.v[MIB_AllocCount];
+	s->size[i] = c->mib.v[MIB_TotalSize];
+	s->nhist[i] = c->nhist;
+	s->hist0[i] = c->nhist ? c->hist[0] : 0;
+	s->depth[i] = idx_stack_depth(f, c->stack_id);
+	s->function[i] = c->function;
+	idx_stack_frame(f, c->stack_id, 0, &s->leaf[i], s->leaf_file[i],
+			sizeof(s->leaf_file[i]));
+	return 0;
+}
+
+START_TEST(round_trip)
+{
+	static const int order[] = { 0, 1, 2, 3 };
+	struct mp_err err = { 0 };
+	struct collected s = { 0 };
+	struct idx_file f;
+	unsigned char *d;
+	size_t size;
+
+	d = build(order, 4, 1, &size);
+	ck_assert_int_eq(idx_open(&f, d, size, &err), MP_OK);
+	ck_assert_uint_eq(f.ncontexts, 3);	/* stack_a twice: folded */
+	ck_assert_uint_eq(f.nfunctions, 3);
+	ck_assert_uint_eq(f.ninputs, 4);
+	ck_assert_int_eq(idx_foreach_context(&f, collect, &s), 0);
+	ck_assert_uint_eq(s.n, 3);
+	/* Records in name order: _Z9hot_allocv, deadbeef, inl_alloc. */
+	ck_assert_str_eq(s.function[0], "_Z9hot_allocv");
+	ck_assert_uint_eq(s.alloc[0], 1003);
+	ck_assert_uint_eq(s.size[0], 100300);
+	ck_assert_uint_eq(s.nhist[0], 3);
+	ck_assert_uint_eq(s.hist0[0], 6);
+	ck_assert_uint_eq(s.depth[0], 2);
+	ck_assert_str_eq(s.leaf_file[0], "/src/app/basic.c");
+	ck_assert_uint_eq(s.leaf[0].line, 26);
+	ck_assert_uint_eq(s.leaf[0].column, 15);
+	ck_assert_str_eq(s.function[1], "deadbeef");
+	ck_assert(s.leaf[1].flags & IDX_FRAME_UNSYMBOLIZED);
+	ck_assert_uint_eq(s.leaf[1].offset, 0x123456789aULL);
+	ck_assert_str_eq(s.function[2], "inl_alloc");
+	ck_assert(s.leaf[2].flags & IDX_FRAME_INLINED);
+	ck_assert_uint_eq(s.depth[2], 3);
+	free(d);
+}
+END_TEST
+
+START_TEST(lookup_by_function)
+{
+	static const int order[] = { 0, 1, 2 };
+	struct mp_err err = { 0 };
+	struct collected s = { 0 };
+	struct idx_file f;
+	unsigned char *d;
+	size_t size;
+
+	d = build(order, 3, 1, &size);
+	ck_assert_int_eq(idx_open(&f, d, size, &err), MP_OK);
+	ck_assert_int_eq(idx_find_function(&f, "inl_alloc", collect, &s), 0);
+	ck_assert_uint_eq(s.n, 1);
+	ck_assert_uint_eq(s.alloc[0], 5);
+	ck_assert_int_eq(idx_find_function(&f, "main", collect, &s), -2);
+	ck_assert_int_eq(idx_find_function(&f, "", collect, &s), -2);
+	free(d);
+}
+END_TEST
+
+START_TEST(order_does_not_matter)
+{
+	static const int fwd[] = { 0, 1, 2, 3 }, rev[] = { 3, 2, 1, 0 },
+			 mix[] = { 2, 0, 3, 1 };
+	unsigned char *a, *b, *c;
+	size_t na, nb, nc;
+
+	a = build(fwd, 4, 1, &na);
+	b = build(rev, 4, 1, &nb);
+	c = build(mix, 4, 1, &nc);
+	ck_assert_uint_eq(na, nb);
+	ck_assert_uint_eq(na, nc);
+	ck_assert_mem_eq(a, b, na);
+	ck_assert_mem_eq(a, c, na);
+	free(a);
+	free(b);
+	free(c);
+}
+END_TEST
+
+START_TEST(grouping_does_not_matter)
+{
+	static const int x[] = { 0 }, y[] = { 1, 3 }, z[] = { 2 };
+	unsigned char *fx, *fy, *fz, *xy, *yz, *l, *r, *files[2];
+	size_t nx, ny, nz, nxy, nyz, nl, nr, sizes[2];
+
+	fx = build(x, 1, 1, &nx);
+	fy = build(y, 2, 1, &ny);
+	fz = build(z, 1, 1, &nz);
+	files[0] = fx; files[1] = fy; sizes[0] = nx; sizes[1] = ny;
+	xy = remerge(files, sizes, 2, &nxy);
+	files[0] = xy; files[1] = fz; sizes[0] = nxy; sizes[1] = nz;
+	l = remerge(files, sizes, 2, &nl);		/* (x + y) + z */
+	files[0] = fy; files[1] = fz; sizes[0] = ny; sizes[1] = nz;
+	yz = remerge(files, sizes, 2, &nyz);
+	files[0] = fx; files[1] = yz; sizes[0] = nx; sizes[1] = nyz;
+	r = remerge(files, sizes, 2, &nr);		/* x + (y + z) */
+	ck_assert_uint_eq(nl, nr);
+	ck_assert_mem_eq(l, r, nl);
+	/* And b + a == a + b. */
+	files[0] = fy; files[1] = fx; sizes[0] = ny; sizes[1] = nx;
+	free(l);
+	l = remerge(files, sizes, 2, &nl);
+	ck_assert_uint_eq(nl, nxy);
+	ck_assert_mem_eq(l, xy, nl);
+	free(fx); free(fy); free(fz); free(xy); free(yz); free(l); free(r);
+}
+END_TEST
+
+START_TEST(weight_scales_counts)
+{
+	static const int order[] = { 0 };
+	struct mp_err err = { 0 };
+	struct collected s = { 0 };
+	struct idx_file f;
+	unsigned char *d;
+	size_t size;
+
+	d = build(order, 1, 2, &size);
+	ck_assert_int_eq(idx_open(&f, d, size, &err), MP_OK);
+	ck_assert_int_eq(idx_foreach_context(&f, collect, &s), 0);
+	ck_assert_uint_eq(s.alloc[0], 2000);
+	ck_assert_uint_eq(s.size[0], 200000);
+	ck_assert_uint_eq(s.hist0[0], 10);
+	free(d);
+}
+END_TEST
+
+START_TEST(empty_profile)
+{
+	struct idx_builder b;
+	struct mp_err err = { 0 };
+	struct idx_file f;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+
+	idx_builder_init(&b);
+	ck_assert_int_eq(idx_builder_write(&b, fp, &err), MP_OK);
+	fclose(fp);
+	idx_builder_release(&b);
+	ck_assert_int_eq(idx_open(&f, buf, len, &err), MP_OK);
+	ck_assert_uint_eq(f.ncontexts, 0);
+	free(buf);
+}
+END_TEST
+
+START_TEST(every_truncation_is_rejected)
+{
+	static const int order[] = { 0, 1, 2, 3 };
+	unsigned char *d;
+	size_t size;
+
+	d = build(order, 4, 1, &size);
+	for (size_t len = 0; len < size; len++) {
+		unsigned char *copy = malloc(len ? len : 1);
+		struct mp_err err = { 0 };
+		struct idx_file f;
+
+		memcpy(copy, d, len);
+		ck_assert_msg(idx_open(&f, copy, len, &err) != MP_OK,
+			      "prefix of %zu bytes accepted", len);
+		ck_assert(err.detail[0]);
+		free(copy);
+	}
+	printf("indexed: %zu truncations rejected\n", size);
+	free(d);
+}
+END_TEST
+
+static int visit_all(void *arg, const struct idx_file *f,
+		     const struct idx_context *c)
+{
+	struct idx_frame fr;
+	char path[512];
+	uint32_t d = idx_stack_depth(f, c->stack_id);
+
+	for (uint32_t k = 0; k < d; k++)
+		idx_stack_frame(f, c->stack_id, k, &fr, path, sizeof(path));
+	(*(size_t *)arg)++;
+	return 0;
+}
+
+/*
+ * Every byte: 0x00, 0xff, +-1 and each bit flipped.  Each mutant must be
+ * rejected, or pass validation and then be walked completely (all
+ * records, all stacks, every function looked up) without a fault.
+ */
+START_TEST(every_byte_mutation_is_safe)
+{
+	static const int order[] = { 0, 1, 2, 3 };
+	size_t size, cases = 0, rejected = 0;
+	unsigned char *d = build(order, 4, 1, &size);
+
+	for (size_t i = 0; i < size; i++) {
+		unsigned char orig = d[i];
+		int muts[12] = { 0x00, 0xff, (orig + 1) & 0xff, (orig - 1) & 0xff };
+
+		for (int bit = 0; bit < 8; bit++)
+			muts[4 + bit] = orig ^ (1 << bit);
+		for (int m = 0; m < 12; m++) {
+			struct mp_err err = { 0 };
+			struct idx_file f;
+			size_t visited = 0;
+
+			if (muts[m] == orig)
+				continue;
+			d[i] = (unsigned char)muts[m];
+			cases++;
+			if (idx_open(&f, d, size, &err) != MP_OK) {
+				ck_assert(err.detail[0]);
+				rejected++;
+				continue;
+			}
+			ck_assert_int_eq(idx_foreach_context(&f, visit_all, &visited), 0);
+			idx_find_function(&f, "inl_alloc", visit_all, &visited);
+			idx_find_function(&f, "_Z9hot_allocv", visit_all, &visited);
+		}
+		d[i] = orig;
+	}
+	printf("indexed: %zu single-byte mutations, %zu rejected, the rest "
+	       "read and walked cleanly\n", cases, rejected);
+	free(d);
+}
+END_TEST
+
+START_TEST(disk_hash_is_fnv1a)
+{
+	/* Published FNV-1a 64 test vectors. */
+	ck_assert_uint_eq(ht_disk_hash("", 0), 0xcbf29ce484222325ULL);
+	ck_assert_uint_eq(ht_disk_hash("a", 1), 0xaf63dc4c8601ec8cULL);
+	ck_assert_uint_eq(ht_disk_hash("foobar", 6), 0x85944171f73967e8ULL);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("indexed");
+	TCase *tc = tcase_create("format");
+	TCase *sw = tcase_create("sweeps");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, round_trip);
+	tcase_add_test(tc, lookup_by_function);
+	tcase_add_test(tc, order_does_not_matter);
+	tcase_add_test(tc, grouping_does_not_matter);
+	tcase_add_test(tc, weight_scales_counts);
+	tcase_add_test(tc, empty_profile);
+	tcase_add_test(tc, disk_hash_is_fnv1a);
+	tcase_add_test(sw, every_truncation_is_rejected);
+	tcase_add_test(sw, every_byte_mutation_is_safe);
+	tcase_set_timeout(sw, 300);
+	suite_add_tcase(s, tc);
+	suite_add_tcase(s, sw);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
