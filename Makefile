@@ -19,7 +19,7 @@ WARN    += -Werror
 endif
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -MMD -MP
 # libstdc++ only for __cxa_demangle (display of C++ names).
-LIBS    := -ldw -lelf -lzstd -lstdc++ -pthread
+LIBS    := -ldw -lelf -lzstd -lstdc++ -pthread -lm
 
 CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)

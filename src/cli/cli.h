@@ -89,5 +89,9 @@ int cmd_show(int argc, char **argv);
 extern const struct cli_command cli_cmd_show;
 int cmd_merge(int argc, char **argv);
 extern const struct cli_command cli_cmd_merge;
+int cmd_overlap(int argc, char **argv);
+extern const struct cli_command cli_cmd_overlap;
+int cmd_diff(int argc, char **argv);
+extern const struct cli_command cli_cmd_diff;
 
 #endif /* CLI_H */

@@ -13,7 +13,9 @@
 #endif
 
 static const struct cli_command *const commands[] = {
+	&cli_cmd_diff,
 	&cli_cmd_merge,
+	&cli_cmd_overlap,
 	&cli_cmd_show,
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -1,0 +1,109 @@
+/*
+ * compare.h - matching the contexts of two profiles, for overlap and diff.
+ *
+ * Two profiles (base and test, each raw or indexed, already symbolized in
+ * a view) are matched context by context on their call stacks.  The key
+ * can be loosened for profiles of different builds:
+ *	column    every frame's function, file, line, column, discriminator
+ *		  and inline flag (the default)
+ *	line      the same without the column
+ *	function  function names only
+ * Contexts of one side that share a key fold into one (mib_fold).  Each
+ * entry then has a MIB per side, or is present on one side only.
+ *
+ * Overlap of a field f over matched entries i, with B and T the field's
+ * totals over all of base and all of test:
+ *	sum_i min(b_i / B, t_i / T)
+ * computed as sum_i min(b_i T, t_i B) / (B T) in 128-bit integers, so a
+ * profile against itself, or against itself scaled, gives exactly 1.
+ *
+ * Hot and cold are decided as LLVM's MemProfUse pass does (getAllocType in
+ * llvm/lib/Analysis/MemoryProfileInfo.cpp), in single precision like it:
+ *	density  = TotalLifetimeAccessDensity / AllocCount / 100
+ *	lifetime = TotalLifetime / AllocCount (ms)
+ *	cold     if density < cold_density and lifetime >= cold_lifetime * 1000
+ *	hot      else if density > hot_density
+ *	notcold  otherwise
+ * with LLVM's defaults 0.05 (memprof-lifetime-access-density-cold-
+ * threshold), 200 s (memprof-ave-lifetime-cold-threshold) and 1000
+ * (memprof-min-ave-lifetime-access-density-hot-threshold).
+ */
+#ifndef COMPARE_H
+#define COMPARE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/mp_err.h"
+#include "../common/mp_mib.h"
+#include "../hashtable/ht.h"
+#include "view.h"
+
+enum cmp_match { CMP_MATCH_COLUMN, CMP_MATCH_LINE, CMP_MATCH_FUNCTION };
+
+enum cmp_class { CLASS_NOTCOLD, CLASS_COLD, CLASS_HOT };
+
+struct cmp_thresholds {
+	float cold_density;	/* accesses per byte per lifetime second */
+	float cold_lifetime;	/* seconds */
+	float hot_density;
+};
+
+#define CMP_THRESHOLDS_DEFAULT { 0.05f, 200.0f, 1000.0f }
+
+enum { CMP_BASE = 0, CMP_TEST = 1 };
+
+struct cmp_entry {
+	struct mp_mib mib[2];
+	bool present[2];
+	const struct view_context *ctx;	/* one of its contexts, for display */
+	uint32_t function;		/* index into cmp.functions */
+};
+
+struct cmp {
+	struct cmp_entry *e;
+	size_t n, alloc;
+	const char **functions;		/* leaf function of each group */
+	size_t nfunctions, afunctions;
+	uint64_t total[2][MIB__COUNT];	/* over all contexts of each side */
+	size_t contexts[2];		/* contexts of each side, after folding */
+	/* private */
+	const char **keys;
+	size_t akeys;
+	struct ht key_ht, fn_ht;
+	struct mp_arena arena;
+};
+
+/* Parse "column", "line" or "function". */
+bool cmp_match_parse(const char *s, enum cmp_match *out);
+const char *cmp_match_name(enum cmp_match m);
+
+/* Match the contexts of BASE and TEST into C (initialized here). */
+enum mp_errcode cmp_build(struct cmp *c, const struct view *base,
+			  const struct view *test, enum cmp_match m,
+			  struct mp_err *err);
+void cmp_release(struct cmp *c);
+
+/*
+ * The overlap of field F over the entries of function FN (or all entries
+ * for FN < 0), normalized by that group's totals.  1 when both sides are
+ * empty, 0 when only one is.
+ */
+double cmp_overlap(const struct cmp *c, enum mib_field f, long fn);
+
+/* Totals of field F over the entries of function FN (< 0: all). */
+void cmp_totals(const struct cmp *c, enum mib_field f, long fn,
+		uint64_t out[2]);
+
+enum cmp_class cmp_classify(const struct mp_mib *m,
+			    const struct cmp_thresholds *t);
+const char *cmp_class_name(enum cmp_class k);
+
+/*
+ * A MIB field named by its name (case-insensitive) or an alias: allocs,
+ * bytes, accesses, lifetime.  -1 if neither.
+ */
+int cmp_metric_parse(const char *s);
+
+#endif /* COMPARE_H */

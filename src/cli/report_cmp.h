@@ -1,0 +1,60 @@
+/*
+ * report_cmp.h - what `overlap` and `diff` print, independent of format.
+ *
+ * Documents "memprof-data/overlap/1" and "memprof-data/diff/1"; their
+ * keys are listed in memprof-data-overlap(1) and memprof-data-diff(1).
+ */
+#ifndef REPORT_CMP_H
+#define REPORT_CMP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "compare.h"
+#include "emit.h"
+
+struct report_cmp_opts {
+	const char *base_path, *test_path;
+	enum cmp_match match;
+	struct cmp_thresholds thresholds;
+	const char *function;	/* only this function, or NULL */
+	size_t top;		/* rows listed; 0 = all */
+	bool demangle;
+};
+
+/* Emit the overlap document; false when out of memory. */
+bool report_overlap(struct emit *e, const struct cmp *c,
+		    const struct report_cmp_opts *o);
+
+/* A CI gate of diff: METRIC:+N% or METRIC:+ABS (or '-' for a drop). */
+struct diff_gate {
+	enum mib_field field;
+	bool percent;
+	bool drop;		/* '-': fail on a decrease */
+	double value;
+	const char *text;	/* as given */
+};
+
+/* Parse a --fail-if value; false if malformed. */
+bool diff_gate_parse(const char *s, struct diff_gate *g);
+
+struct report_diff_opts {
+	struct report_cmp_opts cmp;
+	const enum mib_field *metrics;	/* reported, in order */
+	size_t nmetrics;
+	enum mib_field sort;		/* rows by largest |change| of this */
+	bool by_function;
+	const struct diff_gate *gates;
+	size_t ngates;
+	bool per_context;		/* gates apply to each row too */
+	bool fail_on_flip;
+};
+
+/*
+ * Emit the diff document; *CROSSED tells whether a gate was crossed (or a
+ * flip seen with fail_on_flip).  False when out of memory.
+ */
+bool report_diff(struct emit *e, const struct cmp *c,
+		 const struct report_diff_opts *o, bool *crossed);
+
+#endif /* REPORT_CMP_H */
