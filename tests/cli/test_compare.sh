@@ -1,0 +1,112 @@
+#!/bin/sh
+# overlap and diff against numbers computed by hand from the programs
+# (tests/fixtures/shift/EXPECTED.md shows the arithmetic).
+set -u
+BUILD=${1:-build}
+MD="$BUILD/memprof-data"
+S=tests/fixtures/shift
+B="--binary=$S/shift"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+ok() { echo "ok - $*"; }
+notok() { echo "not ok - $*"; }
+
+# check NAME FILE PYTHON-EXPRESSION-ON-d
+check() {
+	if python3 - "$2" "$3" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ok = eval(sys.argv[2], {"d": d, "abs": abs})
+sys.exit(0 if ok else 1)
+PY
+	then ok "$1"; else notok "$1: $(cat "$2" | head -c 600)"; fi
+}
+
+ov() { out=$1; shift; "$MD" overlap --format=json "$@" >"$tmp/$out" 2>"$tmp/err" || cat "$tmp/err"; }
+
+# A profile against itself, and against a weighted merge of itself.
+ov self.json $B "$S/base.profraw" "$S/base.profraw"
+check "overlap of a profile with itself is exactly 1, 0 flips" "$tmp/self.json" \
+	'all(v == 1.0 for v in d["overlap"].values()) and d["hot_cold"]["flips"] == 0'
+"$MD" merge --no-progress -o "$tmp/w5.memprof" $B --weight=5,"$S/base.profraw"
+ov weighted.json $B "$S/base.profraw" "$tmp/w5.memprof"
+check "overlap with a weight-5 merge of itself stays exactly 1" "$tmp/weighted.json" \
+	'all(v == 1.0 for v in d["overlap"].values()) and d["matching"]["contexts"]["common"] == 3'
+
+# base vs shifted: 50 allocations moved from site_a (64 B) to site_b (128 B).
+ov shifted.json $B "$S/base.profraw" "$S/shifted.profraw"
+check "base vs shifted: AllocCount overlap 16/21" "$tmp/shifted.json" \
+	'abs(d["overlap"]["AllocCount"] - 16/21) < 1e-6'
+check "base vs shifted: TotalSize overlap 3511/4331" "$tmp/shifted.json" \
+	'abs(d["overlap"]["TotalSize"] - 3511/4331) < 1e-6'
+check "base vs shifted: all 3 contexts common" "$tmp/shifted.json" \
+	'd["matching"]["contexts"] == {"base": 3, "test": 3, "common": 3, "base_only": 0, "test_only": 0}'
+
+# base vs a rebuild whose lines moved by 3.
+M="$B --binary=$S/shift-moved"
+ov col.json $M "$S/base.profraw" "$S/moved.profraw"
+ov line.json --match=line $M "$S/base.profraw" "$S/moved.profraw"
+ov func.json --match=function $M "$S/base.profraw" "$S/moved.profraw"
+check "moved lines, --match=column: nothing matches, overlap 0" "$tmp/col.json" \
+	'd["matching"]["contexts"]["common"] == 0 and d["overlap"]["AllocCount"] == 0 and d["matching"]["base"]["AllocCount"] == 0'
+check "moved lines, --match=line: nothing matches" "$tmp/line.json" \
+	'd["matching"]["contexts"]["common"] == 0 and d["matching"]["contexts"]["base_only"] == 3'
+check "moved lines, --match=function: all 3 match, overlap 1, 100% matched" "$tmp/func.json" \
+	'd["matching"]["contexts"]["common"] == 3 and d["overlap"]["AllocCount"] == 1.0 and d["overlap"]["TotalSize"] == 1.0 and d["matching"]["test"]["TotalSize"] == 1.0'
+
+# Hot/cold: site_a's density goes from 10 to 1560 (LLVM's hot threshold 1000).
+ov hot.json $B "$S/base.profraw" "$S/hotter.profraw"
+check "base vs hotter: site_a flips notcold -> hot at LLVM's default threshold" "$tmp/hot.json" \
+	'd["hot_cold"]["flips"] == 1 and d["hot_cold"]["flipped"][0]["function"] == "site_a" and d["hot_cold"]["flipped"][0]["base"] == "notcold" and d["hot_cold"]["flipped"][0]["test"] == "hot" and d["hot_cold"]["flipped_bytes"]["base"] == 6400'
+check "base vs hotter: TotalAccessCount overlap 1149/2359" "$tmp/hot.json" \
+	'abs(d["overlap"]["TotalAccessCount"] - 1149/2359) < 1e-6'
+ov hot2.json --hot-density=2000 $B "$S/base.profraw" "$S/hotter.profraw"
+check "base vs hotter: no flip with --hot-density=2000" "$tmp/hot2.json" 'd["hot_cold"]["flips"] == 0'
+ov cold.json --cold-lifetime=0 --cold-density=20 $B "$S/base.profraw" "$S/hotter.profraw"
+check "cold with --cold-lifetime=0 --cold-density=20: site_a cold -> notcold(hot)" "$tmp/cold.json" \
+	'd["hot_cold"]["base"]["cold"] == 2 and d["hot_cold"]["test"]["cold"] == 1 and d["hot_cold"]["flips"] == 1'
+
+# diff gates: grow10 grows TotalSize by 6/61 = 9.84 %, grow1 by 0.98 %.
+"$MD" diff --fail-if=TotalSize:+5% $B "$S/base.profraw" "$S/grow10.profraw" >"$tmp/g10.txt" 2>&1
+rc=$?
+[ $rc -eq 3 ] && grep -q "CROSSED" "$tmp/g10.txt" && ok "diff --fail-if=TotalSize:+5% exits 3 on a 9.8% growth, saying which" ||
+	notok "grow10 rc=$rc"
+"$MD" diff --fail-if=TotalSize:+5% $B "$S/base.profraw" "$S/grow1.profraw" >/dev/null 2>&1
+rc=$?
+[ $rc -eq 0 ] && ok "diff --fail-if=TotalSize:+5% exits 0 on a 0.98% growth" || notok "grow1 rc=$rc"
+"$MD" diff --format=json --fail-if=TotalSize:+1920 $B "$S/base.profraw" "$S/grow10.profraw" >"$tmp/abs.json"
+rc=$?
+[ $rc -eq 0 ] && check "an absolute gate at exactly the growth is not crossed" "$tmp/abs.json" 'd["result"] == "pass"' ||
+	notok "absolute gate rc=$rc"
+"$MD" diff --format=json --fail-if=TotalSize:+1919 $B "$S/base.profraw" "$S/grow10.profraw" >/dev/null
+[ $? -eq 3 ] && ok "an absolute gate one below the growth is crossed" || notok "absolute gate +1919"
+"$MD" diff --format=json --per-context --fail-if=AllocCount:+5% $B "$S/base.profraw" "$S/grow1.profraw" >"$tmp/pc.json"
+[ $? -eq 0 ] && check "per-context gate: each site grew 1% (site_c 0%), none crossed" "$tmp/pc.json" \
+	'd["gates"][0]["rows_crossed"] == 0' || notok "per-context grow1"
+"$MD" diff --format=json --per-context --fail-if=AllocCount:+5% $B "$S/base.profraw" "$S/shifted.profraw" >"$tmp/pc2.json"
+[ $? -eq 3 ] && check "per-context gate: site_b +50% crosses though the total is flat" "$tmp/pc2.json" \
+	'd["gates"][0]["rows_crossed"] == 1 and not d["gates"][0]["profile_crossed"]' || notok "per-context shifted"
+"$MD" diff --fail-on-flip $B "$S/base.profraw" "$S/hotter.profraw" >/dev/null 2>&1
+[ $? -eq 3 ] && ok "--fail-on-flip exits 3 on base vs hotter" || notok "--fail-on-flip"
+"$MD" diff --fail-on-flip $B "$S/base.profraw" "$S/grow1.profraw" >/dev/null 2>&1
+[ $? -eq 0 ] && ok "--fail-on-flip exits 0 without a flip" || notok "--fail-on-flip without flip"
+
+# diff rows: values, sorting, new and vanished.
+"$MD" diff --format=json $B "$S/base.profraw" "$S/shifted.profraw" >"$tmp/d.json"
+check "diff rows sorted by |TotalSize change|: site_b +6400 then site_a -3200" "$tmp/d.json" \
+	'[r["function"] for r in d["rows"]][:2] == ["site_b", "site_a"] and d["rows"][0]["metrics"]["TotalSize"]["change"] == 6400 and d["rows"][1]["metrics"]["TotalSize"]["change"] == -3200 and abs(d["rows"][0]["metrics"]["TotalSize"]["relative"] - 0.5) < 1e-9'
+"$MD" diff --format=json $M "$S/base.profraw" "$S/moved.profraw" >"$tmp/nv.json"
+check "moved lines: 3 new and 3 vanished rows" "$tmp/nv.json" \
+	'sorted(r["status"] for r in d["rows"]) == ["new"] * 3 + ["vanished"] * 3'
+"$MD" diff --format=json --by=function --match=function --metrics=allocs $M "$S/base.profraw" "$S/shifted.profraw" >"$tmp/f.json"
+check "--by=function --metrics=allocs" "$tmp/f.json" \
+	'len(d["rows"]) == 3 and list(d["rows"][0]["metrics"]) == ["AllocCount"]'
+
+# Usage and errors.
+"$MD" diff --fail-if=TotalSize:5% "$S/base.profraw" "$S/grow1.profraw" >/dev/null 2>&1
+[ $? -eq 2 ] && ok "a gate without a sign is a usage error" || notok "gate syntax"
+"$MD" overlap "$S/base.profraw" >/dev/null 2>&1
+[ $? -eq 2 ] && ok "overlap with one profile is a usage error" || notok "overlap arity"
+"$MD" overlap "$S/base.profraw" "$S/nosuch.profraw" >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "nosuch.profraw': cannot open" "$tmp/err" && ok "a missing input is named" || notok "missing input"
