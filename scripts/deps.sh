@@ -6,7 +6,8 @@
 # command is printed and the script fails.
 set -eu
 
-need_build="gcc make pkg-config libdw-dev libelf-dev libzstd-dev zstd"
+# g++ brings libstdc++, linked for __cxa_demangle.
+need_build="gcc g++ make pkg-config libdw-dev libelf-dev libzstd-dev zstd"
 need_check="$need_build check python3 clang-19 llvm-19 libclang-rt-19-dev time"
 
 case "${1:-build}" in

@@ -17,7 +17,7 @@ const struct cli_command cli_cmd_merge = {
 	.summary = "fold raw and indexed profiles into one indexed profile",
 	.synopsis = "memprof-data merge -o OUT [--binary=PATH]... "
 		    "[--debug-dir=DIR]... [--weight=W,FILE]... "
-		    "[--input-files=LIST] [-j N] "
+		    "[--input-files=LIST]... [-j N] "
 		    "[--failure-mode=any|all|warn] [--strict] "
 		    "[--keep-runtime] [--no-progress] INPUT...",
 };

@@ -215,33 +215,36 @@ static void progress(struct merge *m, size_t done, size_t n, double start,
 		cli_progname, done, n, m->b.nctxs, last ? "\n" : "");
 }
 
-/* Take input I's decoded slot: merge it or report it. */
+/*
+ * Take an input's decoded slot: merge it or report it.  Only a failure to
+ * decode is the input's fault and follows the failure mode; a failure
+ * while folding it in (out of memory, a limit of the format, a --strict
+ * symbolization error) would leave it half merged, so it always fails.
+ */
 static int consume(struct merge *m, const struct merge_input *in,
 		   struct slot *s)
 {
 	struct mp_err err = { 0 };
-	enum mp_errcode rc = s->rc;
+	enum mp_errcode rc;
 
-	if (rc)
-		err = s->err;
-	else if (s->indexed)
-		rc = add_indexed(m, &s->idx, in->weight, &err);
-	else
-		rc = add_raw(m, &s->rf, in->weight, &err);
-	slot_release(s);
-	if (rc == MP_OK) {
-		m->good++;
+	if (s->rc) {
+		slot_release(s);
+		m->bad++;
+		if (m->opts.failure_mode == FAIL_ANY) {
+			cli_error(in->path, "%s", mp_errmsg(&s->err));
+			return EXIT_ERROR;
+		}
+		cli_warning(in->path, "%s; input skipped", mp_errmsg(&s->err));
 		return EXIT_OK;
 	}
-	m->bad++;
-	/* Out of memory or a symbolization error in --strict mode is no
-	 * fault of the input: it fails whatever the mode. */
-	if (m->opts.failure_mode == FAIL_ANY || rc == MP_E_NOMEM ||
-	    rc == MP_E_BUILD_ID || rc == MP_E_NO_BINARY) {
+	rc = s->indexed ? add_indexed(m, &s->idx, in->weight, &err)
+			: add_raw(m, &s->rf, in->weight, &err);
+	slot_release(s);
+	if (rc) {
 		cli_error(in->path, "%s", mp_errmsg(&err));
 		return EXIT_ERROR;
 	}
-	cli_warning(in->path, "%s; input skipped", mp_errmsg(&err));
+	m->good++;
 	return EXIT_OK;
 }
 
