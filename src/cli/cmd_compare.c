@@ -157,13 +157,15 @@ static void common_init(struct common *co)
 
 /* Load one side: every context of PATH, symbolized through SYM. */
 static int load_side(struct view *v, const char *path, struct sym_ctx *sym,
-		     bool keep_runtime)
+		     bool keep_runtime, struct emit *e)
 {
 	struct mp_err err = { 0 };
 
 	if (view_add_file(v, path, NULL, &err) ||
-	    (v->nraws && view_symbolize(v, sym, keep_runtime, NULL, &err)))
+	    (v->nraws && view_symbolize(v, sym, keep_runtime, NULL, &err))) {
+		emit_error(e, path, mp_errmsg(&err));
 		return cli_fail(path, &err);
+	}
 	return EXIT_OK;
 }
 
@@ -190,16 +192,21 @@ static int compare(struct common *co, const struct cli_command *cmd,
 	}
 	co->ro.base_path = argv[optind];
 	co->ro.test_path = argv[optind + 1];
+	e = emit_open(co->fmt, stdout);
+	if (!e) {
+		rc = EXIT_ERROR;
+		cli_error(NULL, "out of memory");
+		goto out;
+	}
 	if ((rc = cli_sym_setup(&co->so, &sym)) ||
-	    (rc = load_side(&base, co->ro.base_path, &sym, co->so.keep_runtime)) ||
-	    (rc = load_side(&test, co->ro.test_path, &sym, co->so.keep_runtime)))
+	    (rc = load_side(&base, co->ro.base_path, &sym, co->so.keep_runtime, e)) ||
+	    (rc = load_side(&test, co->ro.test_path, &sym, co->so.keep_runtime, e)))
 		goto out;
 	rc = EXIT_ERROR;
 	if (cmp_build(&c, &base, &test, co->ro.match, &err)) {
 		cli_fail(NULL, &err);
 		goto out;
 	}
-	e = emit_open(co->fmt, stdout);
 	if (diff) {
 		diff->cmp = co->ro;
 		ok = e && report_diff(e, &c, diff, &crossed);

@@ -134,9 +134,15 @@ int cmd_show(int argc, char **argv)
 		goto out;
 	}
 
+	e = emit_open(fmt, stdout);
+	if (!e) {
+		cli_error(NULL, "out of memory");
+		goto out;
+	}
 	for (int i = optind; i < argc; i++) {
 		if (view_add_file(&v, argv[i], function, &err)) {
 			rc = cli_fail(argv[i], &err);
+			emit_error(e, argv[i], mp_errmsg(&err));
 			goto out;
 		}
 	}
@@ -148,13 +154,13 @@ int cmd_show(int argc, char **argv)
 	if (v.nraws) {
 		if (view_symbolize(&v, &sym, so.keep_runtime, &sstats, &err)) {
 			rc = cli_fail(NULL, &err);
+			emit_error(e, NULL, mp_errmsg(&err));
 			goto out;
 		}
 		opts.sym = &sym;
 		opts.sym_stats = &sstats;
 	}
-	e = emit_open(fmt, stdout);
-	if (!e || !report_show(e, &v, &opts)) {
+	if (!report_show(e, &v, &opts)) {
 		cli_error(NULL, "out of memory");
 		goto out;
 	}

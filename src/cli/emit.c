@@ -29,6 +29,7 @@ struct emit {
 	int depth;		/* number of open containers */
 	struct level lv[MAX_DEPTH];
 	bool dash_pending;	/* block: an object element of a list opened */
+	bool begun;		/* the document has started */
 	bool failed;		/* nesting misuse */
 };
 
@@ -303,6 +304,7 @@ static void begin(struct emit *e, const char *key, enum kind k,
 		e->failed = true;
 		return;
 	}
+	e->begun = true;
 	if (parent && parent->silent) {
 		e->lv[e->depth++] = (struct level){ k, 0, true };
 		return;
@@ -421,4 +423,17 @@ void emit_str(struct emit *e, const char *key, const char *s)
 void emit_bool(struct emit *e, const char *key, bool v)
 {
 	scalar(e, key, S_BOOL, v ? "true" : "false");
+}
+
+void emit_error(struct emit *e, const char *file, const char *message)
+{
+	if (!e || e->begun || e->fmt == EMIT_TEXT)
+		return;
+	emit_object(e, NULL);
+	emit_str(e, "schema", "memprof-data/error/1");
+	emit_object(e, "error");
+	emit_str(e, "file", file);
+	emit_str(e, "message", message);
+	emit_end(e);
+	emit_end(e);
 }

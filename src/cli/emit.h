@@ -68,4 +68,13 @@ void emit_hex(struct emit *e, const char *key, uint64_t v);
 void emit_str(struct emit *e, const char *key, const char *s);
 void emit_bool(struct emit *e, const char *key, bool v);
 
+/*
+ * A command failed before its document began: JSON and YAML print an
+ * error document instead, {"schema": "memprof-data/error/1", "error":
+ * {"file": FILE, "message": MESSAGE}}, so that a consumer always gets a
+ * valid document; text prints nothing (the message is on stderr).  Does
+ * nothing once the document has begun.  FILE may be NULL.
+ */
+void emit_error(struct emit *e, const char *file, const char *message);
+
 #endif /* EMIT_H */

@@ -101,3 +101,18 @@ if command -v llvm-profdata-19 >/dev/null 2>&1; then
 else
 	echo "# llvm-profdata-19 not installed: oracle comparison skipped"
 fi
+
+# Errors in JSON mode stay valid JSON (an error document on stdout).
+"$MD" show --format=json "$FX/bad/version-99.profraw" >"$tmp/e.json" 2>/dev/null
+rc=$?
+if [ $rc -eq 1 ] && python3 -c '
+import json,sys; d=json.load(open(sys.argv[1]))
+assert d["schema"] == "memprof-data/error/1"
+assert d["error"]["file"].endswith("version-99.profraw")
+assert "unsupported raw profile version 99" in d["error"]["message"]' "$tmp/e.json"; then
+	ok "an error in JSON mode is a JSON error document, exit 1"
+else
+	notok "JSON error document (rc=$rc)"
+fi
+"$MD" show "$FX/bad/version-99.profraw" >"$tmp/e.txt" 2>/dev/null
+[ ! -s "$tmp/e.txt" ] && ok "an error in text mode prints nothing on stdout" || notok "text error on stdout"
