@@ -534,6 +534,32 @@ static void write_mib(struct obuf *o, const struct idx_bctx *c)
 		ob_varint(o, c->hist[i]);
 }
 
+/*
+ * Write a forest table (paths or trie): u32 count, then per node its
+ * payload A, renumbered through AMAP, and its parent + 1.  Nodes are
+ * numbered by forest_order() on their renumbered payloads; OUT gets each
+ * node's new index and NEW_TO_OLD the inverse.  TMP holds N entries.
+ */
+static enum mp_errcode write_forest(struct obuf *o, const struct idx_rec *recs,
+				    size_t n, const uint32_t *amap, uint32_t *out,
+				    uint32_t *new_to_old, uint32_t *tmp)
+{
+	for (size_t i = 0; i < n; i++)
+		tmp[i] = amap[recs[i].a];
+	if (forest_order(n, recs, tmp, out))
+		return MP_E_NOMEM;
+	for (size_t i = 0; i < n; i++)
+		new_to_old[out[i]] = (uint32_t)i;
+	ob_u32(o, (uint32_t)n);
+	for (size_t k = 0; k < n; k++) {
+		const struct idx_rec *r = &recs[new_to_old[k]];
+
+		ob_u32(o, amap[r->a]);
+		ob_u32(o, r->b ? out[r->b - 1] + 1 : 0);
+	}
+	return MP_OK;
+}
+
 enum mp_errcode idx_builder_write(struct idx_builder *b, FILE *out,
 				  struct mp_err *err)
 {
@@ -610,20 +636,10 @@ enum mp_errcode idx_builder_write(struct idx_builder *b, FILE *out,
 	ob_align(&o);
 
 	/* 3: paths, as a forest ordered by component names. */
-	for (size_t i = 0; i < npath; i++)
-		tmp[i] = t.str_out[b->paths[i].a];
-	if (forest_order(npath, b->paths, tmp, t.path_out))
-		goto out;
-	for (size_t i = 0; i < npath; i++)
-		t.path_new_to_old[t.path_out[i]] = (uint32_t)i;
 	sec_off[SEC_PATHS] = o.n;
-	ob_u32(&o, (uint32_t)npath);
-	for (size_t k = 0; k < npath; k++) {
-		const struct idx_rec *r = &b->paths[t.path_new_to_old[k]];
-
-		ob_u32(&o, t.str_out[r->a]);
-		ob_u32(&o, r->b ? t.path_out[r->b - 1] + 1 : 0);
-	}
+	if (write_forest(&o, b->paths, npath, t.str_out, t.path_out,
+			 t.path_new_to_old, tmp))
+		goto out;
 	sec_size[SEC_PATHS] = o.n - sec_off[SEC_PATHS];
 	ob_align(&o);
 
@@ -649,20 +665,10 @@ enum mp_errcode idx_builder_write(struct idx_builder *b, FILE *out,
 	ob_align(&o);
 
 	/* 5: the call-stack trie, ordered by frames from the outermost. */
-	for (size_t i = 0; i < ntr; i++)
-		tmp[i] = t.frame_out[b->trie[i].a];
-	if (forest_order(ntr, b->trie, tmp, t.trie_out))
-		goto out;
-	for (size_t i = 0; i < ntr; i++)
-		t.trie_new_to_old[t.trie_out[i]] = (uint32_t)i;
 	sec_off[SEC_TRIE] = o.n;
-	ob_u32(&o, (uint32_t)ntr);
-	for (size_t k = 0; k < ntr; k++) {
-		const struct idx_rec *r = &b->trie[t.trie_new_to_old[k]];
-
-		ob_u32(&o, t.frame_out[r->a]);
-		ob_u32(&o, r->b ? t.trie_out[r->b - 1] + 1 : 0);
-	}
+	if (write_forest(&o, b->trie, ntr, t.frame_out, t.trie_out,
+			 t.trie_new_to_old, tmp))
+		goto out;
 	sec_size[SEC_TRIE] = o.n - sec_off[SEC_TRIE];
 	ob_align(&o);
 
