@@ -33,7 +33,7 @@
 #endif
 
 #define DEFAULT_DEBUG_DIR "/usr/lib/debug"
-/* Deeper inline nests than this are cut at the outermost levels kept. */
+/* Scope nests deeper than this (never seen) lose their outermost levels. */
 #define MAX_SCOPE_DEPTH 256
 
 /* An executable PT_LOAD, to place the segments of v1/v2 profiles. */
@@ -41,10 +41,40 @@ struct sym_load {
 	uint64_t offset, vaddr, memsz;
 };
 
-/* A subprogram's address range, DWARF addresses. */
+/*
+ * A subprogram's scope tree: its inlined subroutines and lexical blocks,
+ * node 0 being the subprogram itself, and their address ranges sorted by
+ * lo, each linked to the nearest range that encloses it.  Built on the
+ * first address that lands in the subprogram, so that later addresses
+ * find their innermost scope by binary search instead of walking DIEs:
+ * clang emits no DW_AT_sibling, so each dwarf_siblingof parses the whole
+ * subtree it skips.
+ */
+struct sym_scope {
+	Dwarf_Off off;
+	int32_t parent;		/* node index, -1 for the subprogram */
+	uint32_t tag;
+};
+
+struct sym_srange {
+	uint64_t lo, hi;	/* DWARF addresses */
+	uint32_t node;
+	int32_t up;		/* nearest enclosing range, or -1 */
+	uint32_t depth;		/* the node's */
+};
+
+struct sym_fn {
+	Dwarf_Off off;
+	struct sym_scope *nodes;
+	struct sym_srange *r;
+	uint32_t nnodes, nr;
+	bool built;
+};
+
+/* A subprogram's address range, DWARF addresses; fn indexes sym_cu.fns. */
 struct sym_range {
 	uint64_t lo, hi;
-	Dwarf_Off die;
+	uint32_t fn;
 };
 
 /*
@@ -55,6 +85,8 @@ struct sym_cu {
 	Dwarf_Die die;
 	struct sym_range *r;
 	size_t n;
+	struct sym_fn *fns;
+	size_t nfns;
 	bool built;
 };
 
@@ -62,6 +94,21 @@ struct sym_cu {
 struct sym_cu_range {
 	uint64_t lo, hi;
 	size_t cu;
+};
+
+/* An ELF symbol, Dwfl addresses. */
+struct sym_elfsym {
+	uint64_t addr, size;
+	const char *name;	/* owned by libdwfl */
+	uint32_t shndx;		/* section index, SHN_ABS & co. */
+	uint32_t index;		/* in the symbol table */
+	uint8_t bind;		/* 3 global, 2 weak, 1 local */
+};
+
+/* An allocated section, for the same-section test of sizeless symbols. */
+struct sym_section {
+	uint64_t addr, end;
+	uint32_t index;
 };
 
 struct sym_module {
@@ -85,6 +132,17 @@ struct sym_module {
 	size_t ncus;
 	struct sym_cu_range *cur;	/* sorted by lo */
 	size_t ncur;
+	/*
+	 * The symbol table sorted by address, built on first use:
+	 * dwfl_module_addrinfo scans every symbol on every call.
+	 */
+	bool syms_built;
+	struct sym_elfsym *syms;
+	size_t nsyms;
+	uint64_t *sym_maxend;	/* max end of sized syms[0..i] */
+	uint32_t *sym_sizeless;	/* last sizeless sym at or before i, + 1 */
+	struct sym_section *secs;	/* sorted by addr */
+	size_t nsecs;
 	uint64_t addrs, with_line, symtab_only;
 };
 
@@ -180,10 +238,20 @@ static void module_free(struct sym_module *m)
 		return;
 	if (m->dwfl)
 		dwfl_end(m->dwfl);
-	for (size_t i = 0; i < m->ncus; i++)
+	for (size_t i = 0; i < m->ncus; i++) {
+		for (size_t k = 0; k < m->cus[i].nfns; k++) {
+			free(m->cus[i].fns[k].nodes);
+			free(m->cus[i].fns[k].r);
+		}
+		free(m->cus[i].fns);
 		free(m->cus[i].r);
+	}
 	free(m->cus);
 	free(m->cur);
+	free(m->syms);
+	free(m->sym_maxend);
+	free(m->sym_sizeless);
+	free(m->secs);
 	free(m->xl);
 	free(m->path);
 	free(m->dbgpath);
@@ -253,9 +321,16 @@ enum mp_errcode sym_add_debug_dir(struct sym_ctx *ctx, const char *dir,
 		return mp_fail(err, MP_E_INVALID,
 			       "debug directory '%s' is empty or has a ':'",
 			       dir);
-	if (!MP_GROW(ctx->dirs, ctx->adirs, ctx->ndirs + 1) ||
-	    !(copy = strdup(dir)))
+	/* libdwfl looks up build ids only in absolute directories. */
+	copy = realpath(dir, NULL);
+	if (!copy)
+		return mp_fail(err, errno == ENOMEM ? MP_E_NOMEM : MP_E_IO,
+			       "cannot use debug directory '%s': %s", dir,
+			       strerror(errno));
+	if (!MP_GROW(ctx->dirs, ctx->adirs, ctx->ndirs + 1)) {
+		free(copy);
 		return mp_fail(err, MP_E_NOMEM, NULL);
+	}
 	ctx->dirs[ctx->ndirs++] = copy;
 	/* Modules read their path lazily; give them the new one. */
 	for (size_t i = 0; i < ctx->nmods; i++) {
@@ -834,6 +909,21 @@ enum mp_errcode sym_map_pc(struct sym_ctx *ctx, const struct raw_profile *prof,
 	return no_binary_v1(ctx, prof, i, err);
 }
 
+/* Does a registered binary (or debug-dir module) carry S's build id? */
+static bool covered(const struct sym_ctx *ctx, const struct raw_segment *s)
+{
+	if (!s->build_id_size)
+		return false;
+	for (size_t k = 0; k < ctx->nmods; k++) {
+		const struct sym_module *m = ctx->mods[k];
+
+		if (m->build_id_size == s->build_id_size &&
+		    memcmp(m->build_id, s->build_id, s->build_id_size) == 0)
+			return true;
+	}
+	return false;
+}
+
 enum mp_errcode sym_check_profile(struct sym_ctx *ctx,
 				  const struct raw_profile *prof,
 				  struct mp_err *err)
@@ -867,6 +957,15 @@ enum mp_errcode sym_check_profile(struct sym_ctx *ctx,
 				     m->path);
 			continue;
 		}
+		/*
+		 * Version 3+: segments find their binary by build id, so a
+		 * binary that fits no segment of this profile is normal when
+		 * several programs or builds are read together.  What needs
+		 * saying is a main segment that no binary covers while a main
+		 * binary was given: most likely the wrong build of it.
+		 */
+		if (!is_main || !s0 || covered(ctx, s0))
+			continue;
 		for (size_t i = 0; i < prof->nsegments && !found; i++)
 			found = m->build_id_size &&
 				prof->segments[i].build_id_size == m->build_id_size &&
@@ -877,20 +976,13 @@ enum mp_errcode sym_check_profile(struct sym_ctx *ctx,
 		sym_format_build_id(m->build_id, m->build_id_size, hex, sizeof(hex));
 		if (!m->build_id_size)
 			memcpy(hex, "(none)", 7);
-		if (is_main && s0) {
-			sym_format_build_id(s0->build_id, s0->build_id_size,
-					    shex, sizeof(shex));
-			if (ctx->opt.strict)
-				return mp_fail(err, MP_E_BUILD_ID,
-					       "'%s' has build id %s, the profile's main segment has %s",
-					       m->path, hex, shex);
-			warn(ctx, "'%s' has build id %s, the profile's main segment has %s",
-			     m->path, hex, shex);
-		} else {
-			warn(ctx, "'%s' (build id %s) matches no segment of the profile",
-			     m->path, hex);
-		}
-		m->warned_nomatch = true;
+		sym_format_build_id(s0->build_id, s0->build_id_size, shex, sizeof(shex));
+		/* Without --strict, sym_map_pc() says the same, with the
+		 * segment, when it meets the segment's first PC. */
+		if (ctx->opt.strict)
+			return mp_fail(err, MP_E_BUILD_ID,
+				       "'%s' has build id %s, the profile's main segment has %s",
+				       m->path, hex, shex);
 	}
 	return MP_OK;
 }
@@ -1061,13 +1153,15 @@ static uint32_t die_udata(Dwarf_Die *die, unsigned int at)
 struct cu_build {
 	struct sym_range *r;
 	size_t n, alloc;
+	struct sym_fn *fns;
+	size_t nfns, afns;
 	bool nomem;
 };
 
 /*
- * Collect the address ranges of every subprogram of a CU, walking each DIE
- * once.  Inlined subroutines lie inside their subprogram's ranges; types and
- * variables have none, but namespaces and classes can hold subprograms.
+ * Collect the address ranges of the subprograms of a CU.  Namespaces and
+ * classes can hold subprograms; a subprogram's own subtree is left to
+ * fn_build (so GNU C nested functions are not found).
  */
 static void collect_ranges(struct cu_build *b, Dwarf_Die *parent, int depth)
 {
@@ -1082,20 +1176,32 @@ static void collect_ranges(struct cu_build *b, Dwarf_Die *parent, int depth)
 		tag = dwarf_tag(&child);
 		if (tag == DW_TAG_subprogram) {
 			off = 0;
-			while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
+			while (!b->nomem &&
+			       (off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
 				if (lo >= hi)
 					continue;
+				if (!b->nfns || b->fns[b->nfns - 1].off !=
+						dwarf_dieoffset(&child)) {
+					if (b->nfns >= UINT32_MAX ||
+					    !MP_GROW(b->fns, b->afns, b->nfns + 1)) {
+						b->nomem = true;
+						break;
+					}
+					b->fns[b->nfns++] = (struct sym_fn){
+						.off = dwarf_dieoffset(&child) };
+				}
 				if (!MP_GROW(b->r, b->alloc, b->n + 1)) {
 					b->nomem = true;
-					return;
+					break;
 				}
 				b->r[b->n++] = (struct sym_range){
-					lo, hi, dwarf_dieoffset(&child) };
+					lo, hi, (uint32_t)(b->nfns - 1) };
 			}
-		}
-		if (tag != DW_TAG_inlined_subroutine && dwarf_haschildren(&child))
+		} else if (tag != DW_TAG_inlined_subroutine &&
+			   dwarf_haschildren(&child)) {
 			collect_ranges(b, &child, depth + 1);
-	} while (dwarf_siblingof(&child, &child) == 0);
+		}
+	} while (!b->nomem && dwarf_siblingof(&child, &child) == 0);
 }
 
 static int range_cmp(const void *a, const void *b)
@@ -1120,12 +1226,15 @@ static bool cu_build(struct sym_cu *cu)
 	collect_ranges(&b, &cu->die, 0);
 	if (b.nomem) {
 		free(b.r);
+		free(b.fns);
 		return false;
 	}
 	if (b.n > 1)
 		qsort(b.r, b.n, sizeof(*b.r), range_cmp);
 	cu->r = b.r;
 	cu->n = b.n;
+	cu->fns = b.fns;
+	cu->nfns = b.nfns;
 	cu->built = true;
 	return true;
 }
@@ -1256,12 +1365,291 @@ static bool is_scope(int tag)
 	       tag == DW_TAG_with_stmt;
 }
 
+struct fn_build_state {
+	struct sym_fn *fn;
+	size_t anodes, ar;
+	bool nomem;
+};
+
+static void walk_scopes(struct fn_build_state *st, Dwarf_Die *parent,
+			int32_t pidx, unsigned depth)
+{
+	struct sym_fn *fn = st->fn;
+	Dwarf_Addr base, lo, hi;
+	Dwarf_Die child;
+	ptrdiff_t off;
+	int32_t idx;
+	int tag;
+
+	if (depth >= MAX_SCOPE_DEPTH || dwarf_child(parent, &child) != 0)
+		return;
+	do {
+		tag = dwarf_tag(&child);
+		if (!is_scope(tag))
+			continue;
+		if (fn->nnodes >= INT32_MAX ||
+		    !MP_GROW(fn->nodes, st->anodes, fn->nnodes + 1)) {
+			st->nomem = true;
+			return;
+		}
+		idx = (int32_t)fn->nnodes++;
+		fn->nodes[idx] = (struct sym_scope){ dwarf_dieoffset(&child), pidx,
+						     (uint32_t)tag };
+		off = 0;
+		while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
+			if (lo >= hi)
+				continue;
+			if (fn->nr >= INT32_MAX ||
+			    !MP_GROW(fn->r, st->ar, fn->nr + 1)) {
+				st->nomem = true;
+				return;
+			}
+			fn->r[fn->nr++] = (struct sym_srange){ lo, hi, (uint32_t)idx,
+							       -1, depth };
+		}
+		if (dwarf_haschildren(&child))
+			walk_scopes(st, &child, idx, depth + 1);
+	} while (!st->nomem && dwarf_siblingof(&child, &child) == 0);
+}
+
+static int srange_cmp(const void *a, const void *b)
+{
+	const struct sym_srange *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	/* Enclosing ranges first. */
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	if (x->hi != y->hi)
+		return x->hi > y->hi ? -1 : 1;
+	return 0;
+}
+
+/* Build FN's scope tree (see struct sym_scope); false = no memory. */
+static bool fn_build(struct sym_fn *fn, Dwarf *dw)
+{
+	struct fn_build_state st = { .fn = fn };
+	int32_t *stack;
+	size_t top = 0;
+	Dwarf_Die die;
+
+	fn->built = true;
+	if (!MP_GROW(fn->nodes, st.anodes, 1))
+		return false;
+	fn->nodes[0] = (struct sym_scope){ fn->off, -1, DW_TAG_subprogram };
+	fn->nnodes = 1;
+	if (!dwarf_offdie(dw, fn->off, &die))
+		return true;
+	walk_scopes(&st, &die, 0, 1);
+	if (st.nomem)
+		return false;
+	if (fn->nr > 1)
+		qsort(fn->r, fn->nr, sizeof(*fn->r), srange_cmp);
+	/* Link each range to the nearest one enclosing it: a stack sweep. */
+	stack = malloc(fn->nr * sizeof(*stack) + 1);
+	if (!stack)
+		return false;
+	for (uint32_t i = 0; i < fn->nr; i++) {
+		const struct sym_srange *e = &fn->r[i];
+
+		while (top && !(fn->r[stack[top - 1]].lo <= e->lo &&
+				e->hi <= fn->r[stack[top - 1]].hi))
+			top--;
+		fn->r[i].up = top ? stack[top - 1] : -1;
+		stack[top++] = (int32_t)i;
+	}
+	free(stack);
+	return true;
+}
+
+/*
+ * The innermost scope node of FN holding DWARF address A.  The range with
+ * the greatest lo at or below A is the innermost candidate; if it ended
+ * before A, so did every range nested in it or before it among its
+ * siblings, and the answer lies among the ranges enclosing it.
+ */
+static uint32_t fn_find(const struct sym_fn *fn, uint64_t a)
+{
+	size_t lo = 0, hi = fn->nr, mid;
+	int32_t i;
+
+	while (lo < hi) {		/* first range with lo > a */
+		mid = lo + (hi - lo) / 2;
+		if (fn->r[mid].lo <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = (int32_t)lo - 1; i >= 0; i = fn->r[i].up)
+		if (a < fn->r[i].hi)
+			return fn->r[i].node;
+	return 0;
+}
+
 static bool push_frame(struct sym_ctx *ctx, size_t *n, struct sym_frame f)
 {
 	if (*n >= UINT32_MAX || !MP_GROW(ctx->scratch, ctx->ascratch, *n + 1))
 		return false;
 	ctx->scratch[(*n)++] = f;
 	return true;
+}
+
+/* ---- ELF symbols --------------------------------------------------------- */
+
+static int elfsym_cmp(const void *a, const void *b)
+{
+	const struct sym_elfsym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* At one address the preferred symbol last: a scan backwards from
+	 * the last symbol at or below the address meets it first. */
+	if (x->bind != y->bind)
+		return x->bind < y->bind ? -1 : 1;
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;
+	/* Then the first in the table, as libdwfl. */
+	return x->index < y->index ? 1 : x->index > y->index ? -1 : 0;
+}
+
+static int section_cmp(const void *a, const void *b)
+{
+	const struct sym_section *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static bool index_sections(struct sym_module *m, Elf *elf, GElf_Addr bias)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	size_t alloc = 0;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) ||
+		    !sh.sh_size)
+			continue;
+		if (!MP_GROW(m->secs, alloc, m->nsecs + 1))
+			return false;
+		m->secs[m->nsecs++] = (struct sym_section){
+			sh.sh_addr + bias, sh.sh_addr + bias + sh.sh_size,
+			(uint32_t)elf_ndxscn(scn) };
+	}
+	if (m->nsecs > 1)
+		qsort(m->secs, m->nsecs, sizeof(*m->secs), section_cmp);
+	return true;
+}
+
+static uint32_t section_of(const struct sym_module *m, uint64_t a)
+{
+	size_t lo = 0, hi = m->nsecs, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (m->secs[mid].addr <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0 && a < m->secs[lo - 1].end)
+		return m->secs[lo - 1].index;
+	return SHN_UNDEF;
+}
+
+/* Sort the module's symbols once; false when out of memory. */
+static bool index_syms(struct sym_module *m)
+{
+	int n = dwfl_module_getsymtab(m->mod);
+	size_t alloc = 0;
+	Elf *elf = NULL, *symelf;
+	GElf_Addr addr, bias = 0;
+	GElf_Word shndx;
+	GElf_Sym sym;
+	const char *name;
+	uint64_t maxend = 0;
+	uint32_t last = 0;
+	int type;
+
+	m->syms_built = true;
+	for (int i = 1; i < n; i++) {
+		name = dwfl_module_getsym_info(m->mod, i, &sym, &addr, &shndx,
+					       &symelf, &bias);
+		type = GELF_ST_TYPE(sym.st_info);
+		if (!name || !*name || sym.st_shndx == SHN_UNDEF ||
+		    type == STT_SECTION || type == STT_FILE || type == STT_TLS)
+			continue;
+		if (!elf)
+			elf = symelf;
+		if (!MP_GROW(m->syms, alloc, m->nsyms + 1))
+			return false;
+		m->syms[m->nsyms++] = (struct sym_elfsym){
+			addr, sym.st_size, name, shndx, (uint32_t)i,
+			GELF_ST_BIND(sym.st_info) == STB_GLOBAL ? 3
+			: GELF_ST_BIND(sym.st_info) == STB_WEAK ? 2 : 1 };
+	}
+	if (m->nsyms > 1)
+		qsort(m->syms, m->nsyms, sizeof(*m->syms), elfsym_cmp);
+	m->sym_maxend = malloc(m->nsyms * sizeof(*m->sym_maxend) + 1);
+	m->sym_sizeless = malloc(m->nsyms * sizeof(*m->sym_sizeless) + 1);
+	if (!m->sym_maxend || !m->sym_sizeless ||
+	    (elf && !index_sections(m, elf, bias)))
+		return false;
+	for (size_t i = 0; i < m->nsyms; i++) {
+		const struct sym_elfsym *y = &m->syms[i];
+
+		if (y->size && y->addr + y->size > maxend)
+			maxend = y->addr + y->size;
+		if (!y->size)
+			last = (uint32_t)i + 1;
+		m->sym_maxend[i] = maxend;
+		m->sym_sizeless[i] = last;
+	}
+	return true;
+}
+
+/*
+ * The ELF symbol for Dwfl address A, by libdwfl's rules without its linear
+ * scan: the closest sized symbol containing A (at one address: global
+ * before weak before local, then the smaller); failing that, the closest
+ * sizeless symbol (an assembly label) at or below A in A's section, unless
+ * a sized symbol ends between the two.  NULL if none.
+ */
+static const char *elf_symbol(struct sym_module *m, uint64_t a, bool *nomem)
+{
+	size_t lo = 0, hi, mid, i;
+	const struct sym_elfsym *y;
+	uint32_t sec;
+
+	if (!m->syms_built && !index_syms(m)) {
+		*nomem = true;
+		return NULL;
+	}
+	hi = m->nsyms;
+	while (lo < hi) {		/* first symbol above a */
+		mid = lo + (hi - lo) / 2;
+		if (m->syms[mid].addr <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	/* No symbol at or before i ends above a once maxend says so. */
+	for (i = lo; i-- > 0 && m->sym_maxend[i] > a;) {
+		y = &m->syms[i];
+		if (y->size && a - y->addr < y->size)
+			return y->name;
+	}
+	if (!m->sym_sizeless[lo - 1])
+		return NULL;
+	y = &m->syms[m->sym_sizeless[lo - 1] - 1];
+	if (m->sym_maxend[lo - 1] > y->addr)
+		return NULL;
+	if (y->shndx >= SHN_LORESERVE)
+		return y->addr == a ? y->name : NULL;
+	sec = section_of(m, a);
+	return sec != SHN_UNDEF && sec == y->shndx ? y->name : NULL;
 }
 
 /* The ELF symbol holding DA as the only frame: no DWARF for it. */
@@ -1271,12 +1659,12 @@ static bool symtab_frame(struct sym_ctx *ctx, struct sym_module *m,
 	struct sym_frame f = { 0 };
 	const char *name;
 	bool nomem = false;
-	GElf_Off soff;
-	GElf_Sym sym;
 	size_t n = 0;
 
-	name = dwfl_module_addrinfo(m->mod, da, &soff, &sym, NULL, NULL, NULL);
-	if (!name || !*name)
+	name = elf_symbol(m, da, &nomem);
+	if (nomem)
+		return false;
+	if (!name)
 		return true;
 	f.function = intern_fn(ctx, name, &f.runtime, &nomem);
 	if (nomem || !push_frame(ctx, &n, f))
@@ -1330,27 +1718,26 @@ static struct sym_frame call_loc(struct sym_ctx *ctx, struct sym_cu *cu,
 }
 
 /*
- * The frames of Dwfl address DA in M, into ctx->scratch.  The subprogram
- * holding DA comes from the CU's subprogram index; from it we descend to
- * the innermost inlined subroutine or block holding DA, remembering the
- * path: that path, read backwards, is the inline chain.  (dwarf_getscopes
- * would walk every top-level DIE of the CU on each call.)  The innermost
- * location is the line-table row; each outer frame's location is the call
- * site recorded on the inlined subroutine it contains.
+ * The frames of Dwfl address DA in M, into ctx->scratch.  The CU comes from
+ * the module's CU ranges, the subprogram from the CU's subprogram ranges,
+ * the innermost inlined subroutine or block from the subprogram's scope
+ * tree; the path from there out to the subprogram, read outwards, is the
+ * inline chain.  The innermost location is the line-table row; each outer
+ * frame's location is the call site recorded on the inlined subroutine it
+ * contains.
  */
 static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
 		      Dwarf_Addr da, size_t *nout, bool *from_symtab)
 {
-	Dwarf_Die chain[MAX_SCOPE_DEPTH], child;
+	const struct sym_scope *nodes[MAX_SCOPE_DEPTH];
 	struct sym_frame loc, f;
+	Dwarf_Die die;
 	const struct sym_range *r;
 	struct sym_cu *cu = NULL;
 	Dwarf_Attribute attr;
 	const char *comp_dir, *name;
-	GElf_Off soff;
-	GElf_Sym sym;
 	size_t n = 0, depth = 0;
-	bool nomem = false, found;
+	bool nomem = false;
 	uint64_t a;
 	int tag, decl;
 
@@ -1370,27 +1757,20 @@ static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
 	if (!cu_build(cu))
 		return false;
 	r = cu_find(cu, a);
-	if (r && dwarf_offdie(m->dw, r->die, &chain[0]))
-		depth = 1;
-	while (depth > 0 && depth < MAX_SCOPE_DEPTH) {
-		found = false;
-		if (dwarf_child(&chain[depth - 1], &child) == 0) {
-			do {
-				if (is_scope(dwarf_tag(&child)) &&
-				    dwarf_haspc(&child, a) == 1) {
-					chain[depth++] = child;
-					found = true;
-					break;
-				}
-			} while (dwarf_siblingof(&child, &child) == 0);
-		}
-		if (!found)
-			break;
+	if (r) {
+		struct sym_fn *fn = &cu->fns[r->fn];
+		int32_t node;
+
+		if (!fn->built && !fn_build(fn, m->dw))
+			return false;
+		/* The chain from the innermost scope out to the subprogram. */
+		for (node = (int32_t)fn_find(fn, a); node >= 0 && depth < MAX_SCOPE_DEPTH;
+		     node = fn->nodes[node].parent)
+			nodes[depth++] = &fn->nodes[node];
 	}
 	if (depth == 0) {
 		/* A line but no subprogram: name it by the ELF symbol. */
-		name = dwfl_module_addrinfo(m->mod, da, &soff, &sym, NULL, NULL,
-					    NULL);
+		name = elf_symbol(m, da, &nomem);
 		loc.function = intern_fn(ctx, name, &loc.runtime, &nomem);
 		if (nomem || ((loc.function || loc.file) &&
 			      !push_frame(ctx, &n, loc)))
@@ -1398,21 +1778,21 @@ static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
 		*nout = n;
 		return true;
 	}
-	for (size_t k = depth; k-- > 0;) {
-		tag = dwarf_tag(&chain[k]);
-		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+	for (size_t k = 0; k < depth; k++) {
+		tag = nodes[k]->tag;
+		if ((tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram) ||
+		    !dwarf_offdie(m->dw, nodes[k]->off, &die))
 			continue;
 		f = loc;
-		f.function = intern_fn(ctx, die_name(&chain[k]), &f.runtime,
-				       &nomem);
+		f.function = intern_fn(ctx, die_name(&die), &f.runtime, &nomem);
 		f.inlined = tag == DW_TAG_inlined_subroutine;
-		if (dwarf_decl_line(&chain[k], &decl) == 0 && decl > 0)
+		if (dwarf_decl_line(&die, &decl) == 0 && decl > 0)
 			f.start_line = (uint32_t)decl;
 		if (nomem || !push_frame(ctx, &n, f))
 			return false;
 		if (!f.inlined)
 			break;
-		loc = call_loc(ctx, cu, &chain[k], comp_dir, &nomem);
+		loc = call_loc(ctx, cu, &die, comp_dir, &nomem);
 	}
 	*nout = n;
 	return !nomem;

@@ -8,24 +8,32 @@
  * Merging 500 profiles of one program costs about as much DWARF work as one.
  *
  *	struct sym_options opt = { .warn = print_warning, .warn_arg = NULL };
- *	struct sym_ctx sym;
- *	struct mp_err err = { 0 };
- *	struct sym_addr a;
+ *	const struct sym_frame *ff[MAX];	// one context's logical frames
  *	const struct sym_frames *fr;
+ *	struct mp_err err = { 0 };
+ *	struct sym_ctx sym;
+ *	struct sym_addr a;
+ *	size_t n = 0;
  *
  *	sym_init(&sym, &opt);
  *	if (sym_add_binary(&sym, "./app", &err) ||	// main executable first
- *	    sym_add_binary(&sym, "./libfoo.so", &err))
+ *	    sym_add_binary(&sym, "./libfoo.so", &err) ||
+ *	    sym_check_profile(&sym, prof, &err))	// warns on a mismatch
  *		goto out;
- *	sym_check_profile(&sym, prof, &err);		// warns on mismatch
- *	if (sym_map_pc(&sym, prof, pc, &a, &err) ||
- *	    sym_lookup(&sym, &a, &fr, &err))
- *		goto out;
- *	for (uint32_t i = 0; i < fr->n; i++)		// innermost first
- *		printf("%s %s:%u\n", sym_pretty_name(&sym, fr->f[i].function),
- *		       fr->f[i].file, fr->f[i].line);
- *	if (fr->n == 0)					// unsymbolized
- *		printf("%s+0x%llx\n", hex build id of a, a.offset);
+ *	for (uint32_t k = 0; k < ctx->npcs; k++) {	// leaf first
+ *		if (sym_map_pc(&sym, prof, ctx->pcs[k], &a, &err) ||
+ *		    sym_lookup(&sym, &a, &fr, &err))
+ *			goto out;
+ *		if (fr->n == 0)				// unsymbolized: show
+ *			ff[n++] = NULL;			// <build id>+0x<a.offset>
+ *		for (uint32_t i = 0; i < fr->n; i++)	// innermost first
+ *			ff[n++] = &fr->f[i];
+ *	}
+ *	for (size_t i = sym_user_start(ff, n); i < n; i++)
+ *		if (ff[i])				// file may be NULL
+ *			printf("%s %s:%u\n",
+ *			       sym_pretty_name(&sym, ff[i]->function),
+ *			       ff[i]->file ? ff[i]->file : "??", ff[i]->line);
  *   out:
  *	sym_release(&sym);
  *
@@ -48,13 +56,31 @@
  * lookup: DEBUGINFOD_URLS is ignored.  Without DWARF for an address, its
  * frame is the ELF symbol that contains it (from_symtab).
  *
+ * What a frame says matches llvm-symbolizer --inlining (and LLVM's own
+ * MemProf reader, which asks for linkage names from DWARF only): function
+ * = DW_AT_linkage_name, else DW_AT_name; file joined to the compilation
+ * directory as LLVM joins it; line, column and discriminator of the
+ * line-table row for the innermost frame, of DW_AT_call_* for the others.
+ * tests/sym-oracle.sh checks this on every fixture PC and on sweeps of the
+ * fixture binaries and of libc.
+ *
+ * Cost.  A module's DWARF is read on its first lookup; each compile unit
+ * is indexed when an address first lands in it (one pass over its DIEs),
+ * each subprogram's scope tree likewise; after that a lookup is a few
+ * binary searches.  Distinct addresses cost about 10 us each; a repeated
+ * one is a hash probe.  The context holds about 50 bytes per distinct
+ * address, 40 per frame and the interned strings (sym_get_stats().memory);
+ * libdw's own caches come on top.
+ *
  * Ownership.  Every string and frame array handed out (sym_frames,
  * sym_module_info, sym_pretty_name) is owned by the context and stays valid,
  * unchanged, until sym_release().  The context is used from one thread.
  *
- * Warnings (a missing binary, a build-id mismatch, a module without DWARF)
- * go to opt.warn, each once per context; with opt.strict the first two are
- * errors instead.
+ * Warnings go to opt.warn, each once: a segment without a binary once per
+ * build id (v1/v2: per segment position, file offset and size), a binary
+ * matching no segment once per binary, a module without DWARF once per
+ * module, PCs outside every segment once.  With opt.strict the first two
+ * are errors instead (see sym_map_pc and sym_check_profile).
  */
 #ifndef SYM_H
 #define SYM_H
@@ -74,7 +100,9 @@ struct sym_options {
 	/*
 	 * A PC in a segment without a binary is an error (MP_E_NO_BINARY, or
 	 * MP_E_BUILD_ID for the main segment while a main binary is
-	 * registered) and so is a registered binary that matches no segment.
+	 * registered; in v1/v2 profiles only the main segment counts, as no
+	 * other can have a binary), and so is a main binary that matches no
+	 * segment of the profile.
 	 */
 	bool strict;
 	bool no_default_debug_dir;	/* do not search /usr/lib/debug */
@@ -175,7 +203,11 @@ void sym_init(struct sym_ctx *ctx, const struct sym_options *opt);
 /* Free everything CTX holds; accepts an initialized or zeroed struct. */
 void sym_release(struct sym_ctx *ctx);
 
-/* Search DIR (a tree with .build-id/xx/rest.debug) before the default. */
+/*
+ * Search DIR (a tree with .build-id/xx/rest.debug, like /usr/lib/debug)
+ * before the default; DIR is made absolute now.  MP_E_IO if it does not
+ * exist, MP_E_INVALID if it contains ':' (libdwfl's path separator).
+ */
 enum mp_errcode sym_add_debug_dir(struct sym_ctx *ctx, const char *dir,
 				  struct mp_err *err);
 
@@ -192,7 +224,7 @@ enum mp_errcode sym_add_binary(struct sym_ctx *ctx, const char *path,
  * Check the registered binaries against PROF's memory map: warn once per
  * binary that matches no segment, naming both build ids for the main one
  * ("'app' has build id 3f2a..., the profile's main segment has 9c01...").
- * With opt.strict that is MP_E_BUILD_ID instead.
+ * With opt.strict a main binary that does not match is MP_E_BUILD_ID.
  */
 enum mp_errcode sym_check_profile(struct sym_ctx *ctx,
 				  const struct raw_profile *prof,
@@ -201,8 +233,11 @@ enum mp_errcode sym_check_profile(struct sym_ctx *ctx,
 /*
  * Map PC of profile PROF to OUT (see struct sym_addr).  A PC in a segment
  * without a binary is warned about once per build id (v1/v2: once per
- * segment position, offset and size), naming the segment; with opt.strict
- * it is an error.  Cheap: no DWARF is read.
+ * segment position, offset and size), naming the segment:
+ *	no binary with build id 3f2a... for segment 0x7f3c...-0x7f3d...;
+ *	its frames stay unsymbolized
+ * With opt.strict it is an error instead.  Cheap: a scan of the segments
+ * and a hash probe; no DWARF is read.
  */
 enum mp_errcode sym_map_pc(struct sym_ctx *ctx, const struct raw_profile *prof,
 			   uint64_t pc, struct sym_addr *out,
@@ -234,8 +269,8 @@ size_t sym_format_build_id(const uint8_t *id, uint32_t n, char *buf,
 /*
  * Demangle an Itanium C++ name for display, snprintf-style: writes the
  * demangled name, or NAME itself when it is not a mangled name, into BUF
- * and returns the full length.  Uses libstdc++'s __cxa_demangle (link with
- * -lstdc++).
+ * and returns the full length.  Uses libstdc++'s __cxa_demangle: programs
+ * using this module link with -lstdc++.
  */
 size_t sym_demangle(const char *name, char *buf, size_t size);
 
@@ -263,7 +298,8 @@ const char *sym_pretty_name(struct sym_ctx *ctx, const char *name);
  *    std::allocator_traits<, __gnu_cxx::__alloc_traits< or their libc++
  *    std::__1:: versions, and containing E8allocate, E10deallocate or
  *    E17allocate_at_least after that (mangled form); plus libc++'s
- *    std::__1::__libcpp_allocate and __libcpp_operator_new;
+ *    std::__1::__libcpp_allocate and __libcpp_operator_new, and
+ *    std::__allocate_guarded (make_shared/allocate_shared);
  *  - a file under compiler-rt/lib/ or src/runtime/.
  * Containers' own members (std::vector<...>::_M_realloc_insert) are user
  * frames: they say which container allocated.

@@ -17,7 +17,9 @@
  * c++filt uses the same code, libiberty's cp-demangle.c), libstdc++ is
  * present wherever clang or gcc is, and it costs only -lstdc++ at link
  * time; libiberty is not packaged as a shared library, elfutils has no
- * demangler, and writing one is a project of its own.
+ * demangler, and writing one is a project of its own.  (A weak reference
+ * would not do: with --as-needed, Debian's default, the linker then drops
+ * libstdc++ and names silently stay mangled.)
  */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
 			    int *status);
