@@ -43,13 +43,94 @@ void merge_init(struct merge *m, const struct merge_opts *opts,
 	idx_builder_init(&m->b);
 }
 
+/* Where a PC is, independent of the process: the key of the PC cache. */
+struct merge_pc {
+	int32_t module;		/* sym module, or -1 */
+	uint32_t build_id_size;
+	uint64_t where;		/* module address, module offset, or PC */
+	uint8_t build_id[RAW_BUILD_ID_MAX];
+	uint32_t first, n;	/* its frames in merge.ids */
+};
+
 void merge_release(struct merge *m)
 {
 	if (!m)
 		return;
 	idx_builder_release(&m->b);
 	stack_buf_release(&m->buf);
+	ht_release(&m->pc_ht);
+	free(m->pcs);
+	free(m->ids);
+	free(m->runtime);
+	free(m->stack);
+	free(m->stack_rt);
 	memset(m, 0, sizeof(*m));
+}
+
+static void pc_key(const struct raw_profile *prof, uint64_t pc,
+		   const struct sym_addr *a, struct merge_pc *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->module = a->module;
+	if (a->module >= 0) {
+		k->where = a->addr;
+	} else if (a->segment >= 0 && a->build_id_size) {
+		k->build_id_size = a->build_id_size;
+		memcpy(k->build_id, prof->segments[a->segment].build_id,
+		       a->build_id_size);
+		k->where = a->offset;
+	} else {
+		/* No build id to name the module by: the address itself. */
+		k->where = pc;
+	}
+}
+
+static uint64_t pc_hash(const struct merge_pc *k)
+{
+	uint64_t h = mp_hash64(k->where ^ ((uint64_t)(uint32_t)k->module << 40));
+
+	if (k->build_id_size)
+		h = mp_hash_bytes(k->build_id, k->build_id_size, h);
+	return h;
+}
+
+static bool pc_eq(const void *key, uint32_t id, const void *ctx)
+{
+	const struct merge_pc *k = key, *p = &((const struct merge *)ctx)->pcs[id];
+
+	return p->module == k->module && p->where == k->where &&
+	       p->build_id_size == k->build_id_size &&
+	       memcmp(p->build_id, k->build_id, k->build_id_size) == 0;
+}
+
+/* Symbolize and intern the frames of a PC not seen before. */
+static enum mp_errcode add_pc(struct merge *m, const struct raw_profile *prof,
+			      uint64_t pc, const struct sym_addr *a,
+			      struct merge_pc *k, uint64_t h, struct mp_err *err)
+{
+	enum mp_errcode rc;
+
+	m->buf.n = 0;
+	if ((rc = stack_add_pc(m->sym, prof, a, pc, &m->buf, err)))
+		return rc;
+	if (stack_to_idx(&m->buf) ||
+	    !MP_GROW(m->ids, m->aids, m->nids + m->buf.n) ||
+	    !MP_GROW(m->runtime, m->aruntime, m->nids + m->buf.n) ||
+	    !MP_GROW(m->pcs, m->apcs, m->npcs + 1))
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	k->first = (uint32_t)m->nids;
+	k->n = (uint32_t)m->buf.n;
+	for (size_t i = 0; i < m->buf.n; i++) {
+		rc = idx_builder_frame(&m->b, &m->buf.idx[i], &m->ids[m->nids]);
+		if (rc)
+			return mp_fail(err, rc, NULL);
+		m->runtime[m->nids++] = m->buf.sf[i] && m->buf.sf[i]->runtime;
+	}
+	m->pcs[m->npcs] = *k;
+	if (ht_insert(&m->pc_ht, h, (uint32_t)m->npcs))
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	m->npcs++;
+	return MP_OK;
 }
 
 bool merge_parse_weighted(const char *s, struct merge_input *in)
@@ -122,7 +203,12 @@ static void *worker(void *arg)
 	}
 }
 
-/* Fold the contexts of a raw file, symbolized, into the builder. */
+/*
+ * Fold the contexts of a raw file, symbolized, into the builder.  Each PC
+ * costs a segment search and a cache probe; only a PC location never seen
+ * before is symbolized and interned.  The allocation runtime's leading
+ * frames are dropped as stack_symbolize() drops them.
+ */
 static enum mp_errcode add_raw(struct merge *m, const struct raw_file *rf,
 			       uint64_t weight, struct mp_err *err)
 {
@@ -131,25 +217,80 @@ static enum mp_errcode add_raw(struct merge *m, const struct raw_file *rf,
 	for (size_t p = 0; p < rf->nprofiles; p++)
 		if ((rc = sym_check_profile(m->sym, &rf->profiles[p], err)))
 			return rc;
+	/*
+	 * Within one memory map a PC value always means the same place: map
+	 * each raw PC to its cache entry once per file (per map).
+	 */
+	struct ht_map local = HT_MAP_INIT;
+	uint32_t layout = UINT32_MAX;
+
 	for (size_t i = 0; i < rf->ncontexts; i++) {
 		const struct raw_context *c = &rf->contexts[i];
+		const struct raw_profile *prof = &rf->profiles[c->profile];
+		size_t n = 0, start = 0;
 
+		if (prof->layout != layout) {
+			ht_map_release(&local);
+			layout = prof->layout;
+		}
 		if (c->npcs == 0)
 			continue;	/* no stack: nothing to attach it to */
-		rc = stack_symbolize(m->sym, &rf->profiles[c->profile], c->pcs,
-				     c->npcs, m->opts.keep_runtime, &m->buf,
-				     &m->stats, err);
-		if (!rc && stack_to_idx(&m->buf))
-			rc = mp_fail(err, MP_E_NOMEM, NULL);
-		if (!rc)
-			rc = idx_builder_add(&m->b, m->buf.idx, (uint32_t)m->buf.n,
-					     &c->mib, c->hist, c->nhist, weight,
-					     err);
+		for (uint32_t k = 0; k < c->npcs; k++) {
+			struct sym_addr a;
+			struct merge_pc key;
+			const struct merge_pc *e;
+			uint64_t h;
+			uint32_t id;
+
+			if (ht_map_get(&local, c->pcs[k], &id))
+				goto have;
+			if ((rc = sym_map_pc(m->sym, prof, c->pcs[k], &a, err)))
+				goto fail;
+			pc_key(prof, c->pcs[k], &a, &key);
+			h = pc_hash(&key);
+			id = ht_find(&m->pc_ht, h, pc_eq, &key, m);
+			if (id == HT_NONE) {
+				rc = add_pc(m, prof, c->pcs[k], &a, &key, h, err);
+				if (rc)
+					goto fail;
+				id = (uint32_t)m->npcs - 1;
+			}
+			if (ht_map_put(&local, c->pcs[k], id)) {
+				rc = mp_fail(err, MP_E_NOMEM, NULL);
+				goto fail;
+			}
+have:
+			e = &m->pcs[id];
+			if (!MP_GROW(m->stack, m->astack, n + e->n) ||
+			    !MP_GROW(m->stack_rt, m->astack_rt, n + e->n)) {
+				rc = mp_fail(err, MP_E_NOMEM, NULL);
+				goto fail;
+			}
+			memcpy(m->stack + n, m->ids + e->first, e->n * sizeof(*m->ids));
+			memcpy(m->stack_rt + n, m->runtime + e->first, e->n);
+			n += e->n;
+		}
+		if (!m->opts.keep_runtime)
+			while (start < n && m->stack_rt[start])
+				start++;
+		if (start == n) {
+			/* Nothing but the runtime: keep it all rather than lose it. */
+			m->stats.all_runtime++;
+			start = 0;
+		}
+		m->stats.runtime_dropped += start;
+		rc = idx_builder_add_stack(&m->b, m->stack + start,
+					   (uint32_t)(n - start), &c->mib, c->hist,
+					   c->nhist, weight, err);
 		if (rc)
-			return rc;
+			goto fail;
 	}
+	ht_map_release(&local);
 	idx_builder_count_inputs(&m->b, 1);
 	return MP_OK;
+fail:
+	ht_map_release(&local);
+	return rc;
 }
 
 struct idx_add {

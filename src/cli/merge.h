@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../hashtable/ht.h"
 #include "../indexed/idx.h"
 #include "../symbolize/sym.h"
 #include "stack.h"
@@ -42,6 +43,8 @@ struct merge_input {
 	uint64_t weight;	/* >= 1 */
 };
 
+struct merge_pc;
+
 struct merge {
 	struct merge_opts opts;
 	struct sym_ctx *sym;
@@ -49,6 +52,21 @@ struct merge {
 	struct stack_buf buf;
 	struct stack_stats stats;
 	size_t good, bad;	/* inputs merged, inputs rejected */
+	/*
+	 * The frames of each distinct PC location (module and address, the
+	 * same in every process), as builder frame ids with a flag for the
+	 * allocation runtime's frames: most PCs recur in thousands of
+	 * contexts and in every input, and are symbolized and interned once.
+	 */
+	struct merge_pc *pcs;
+	size_t npcs, apcs;
+	struct ht pc_ht;
+	uint32_t *ids;		/* frame ids of all cached PCs, back to back */
+	uint8_t *runtime;	/* the same frames' runtime flags */
+	size_t nids, aids, aruntime;
+	uint32_t *stack;	/* one context's frame ids */
+	uint8_t *stack_rt;
+	size_t astack, astack_rt;
 };
 
 void merge_init(struct merge *m, const struct merge_opts *opts,

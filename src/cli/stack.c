@@ -26,6 +26,46 @@ static bool push(struct stack_buf *buf, const struct view_frame *f,
 	return true;
 }
 
+enum mp_errcode stack_add_pc(struct sym_ctx *sym,
+			     const struct raw_profile *prof,
+			     const struct sym_addr *a, uint64_t pc,
+			     struct stack_buf *buf, struct mp_err *err)
+{
+	const struct sym_frames *fr;
+	struct view_frame vf = { 0 };
+	enum mp_errcode rc;
+
+	rc = sym_lookup(sym, a, &fr, err);
+	if (rc)
+		return rc;
+	vf.address = pc;
+	vf.has_address = true;
+	if (fr->n == 0) {
+		/* Unsymbolized: keep where it was, to symbolize later. */
+		vf.build_id = a->segment >= 0
+			? prof->segments[a->segment].build_id : NULL;
+		vf.build_id_size = a->build_id_size;
+		vf.module_offset = a->offset;
+		vf.unmapped = a->segment < 0;
+		if (!push(buf, &vf, NULL))
+			return mp_fail(err, MP_E_NOMEM, NULL);
+		return MP_OK;
+	}
+	for (uint32_t i = 0; i < fr->n; i++) {
+		const struct sym_frame *s = &fr->f[i];
+
+		vf.function = s->function;
+		vf.file = s->file;
+		vf.line = s->line;
+		vf.column = s->column;
+		vf.discriminator = s->discriminator;
+		vf.inlined = s->inlined;
+		if (!push(buf, &vf, s))
+			return mp_fail(err, MP_E_NOMEM, NULL);
+	}
+	return MP_OK;
+}
+
 enum mp_errcode stack_symbolize(struct sym_ctx *sym,
 				const struct raw_profile *prof,
 				const uint64_t *pcs, uint32_t npcs,
@@ -37,40 +77,13 @@ enum mp_errcode stack_symbolize(struct sym_ctx *sym,
 
 	buf->n = 0;
 	for (uint32_t k = 0; k < npcs; k++) {
-		const struct sym_frames *fr;
-		struct view_frame vf = { 0 };
 		struct sym_addr a;
 
 		rc = sym_map_pc(sym, prof, pcs[k], &a, err);
 		if (!rc)
-			rc = sym_lookup(sym, &a, &fr, err);
+			rc = stack_add_pc(sym, prof, &a, pcs[k], buf, err);
 		if (rc)
 			return rc;
-		vf.address = pcs[k];
-		vf.has_address = true;
-		if (fr->n == 0) {
-			/* Unsymbolized: keep where it was, to symbolize later. */
-			vf.build_id = a.segment >= 0
-				? prof->segments[a.segment].build_id : NULL;
-			vf.build_id_size = a.build_id_size;
-			vf.module_offset = a.offset;
-			vf.unmapped = a.segment < 0;
-			if (!push(buf, &vf, NULL))
-				return mp_fail(err, MP_E_NOMEM, NULL);
-			continue;
-		}
-		for (uint32_t i = 0; i < fr->n; i++) {
-			const struct sym_frame *s = &fr->f[i];
-
-			vf.function = s->function;
-			vf.file = s->file;
-			vf.line = s->line;
-			vf.column = s->column;
-			vf.discriminator = s->discriminator;
-			vf.inlined = s->inlined;
-			if (!push(buf, &vf, s))
-				return mp_fail(err, MP_E_NOMEM, NULL);
-		}
 	}
 	start = keep_runtime ? 0 : sym_user_start(buf->sf, buf->n);
 	if (start == buf->n && buf->n) {

@@ -51,6 +51,15 @@ enum mp_errcode stack_symbolize(struct sym_ctx *sym,
 				bool keep_runtime, struct stack_buf *buf,
 				struct stack_stats *stats, struct mp_err *err);
 
+/*
+ * One PC already mapped by sym_map_pc() to A: append its frames to BUF
+ * (innermost first), symbolized when its module allows.
+ */
+enum mp_errcode stack_add_pc(struct sym_ctx *sym,
+			     const struct raw_profile *prof,
+			     const struct sym_addr *a, uint64_t pc,
+			     struct stack_buf *buf, struct mp_err *err);
+
 /* BUF's frames as idx_frames (in buf->idx), for idx_builder_add(). */
 enum mp_errcode stack_to_idx(struct stack_buf *buf);
 

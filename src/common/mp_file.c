@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -22,10 +23,14 @@ void mp_buf_release(struct mp_buf *buf)
 {
 	if (!buf)
 		return;
-	free(buf->data);
+	if (buf->mapped)
+		munmap(buf->data, buf->size);
+	else
+		free(buf->data);
 	buf->data = NULL;
 	buf->size = 0;
 	buf->was_compressed = false;
+	buf->mapped = false;
 }
 
 static enum mp_errcode read_fd(int fd, struct mp_buf *buf, struct mp_err *err)
@@ -35,10 +40,26 @@ static enum mp_errcode read_fd(int fd, struct mp_buf *buf, struct mp_err *err)
 	struct stat st;
 
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+		void *map;
+
 		if ((uint64_t)st.st_size > MP_FILE_MAX_SIZE)
 			return mp_fail(err, MP_E_TOO_LARGE,
 				       "file is larger than %zu bytes",
 				       MP_FILE_MAX_SIZE);
+		/*
+		 * Map it privately: no copy, pages the kernel already holds,
+		 * and writes stay ours (copy on write) as with a buffer.  The
+		 * file might shrink under us (SIGBUS); profiles are written
+		 * whole and renamed into place, so that is not expected.
+		 */
+		map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE, fd, 0);
+		if (map != MAP_FAILED) {
+			buf->data = map;
+			buf->size = (size_t)st.st_size;
+			buf->mapped = true;
+			return MP_OK;
+		}
 		alloc = (size_t)st.st_size + 1;
 		data = malloc(alloc);
 		if (!data)

@@ -7,6 +7,9 @@
  * MP_FILE_MAX_SIZE in all) so that a small hostile file cannot make us
  * allocate without limit.
  *
+ * A regular file is mapped privately rather than read (no copy); the
+ * caller may still write to the buffer, as to one it allocated.
+ *
  * Outputs: an output file is written to a temporary file in the same
  * directory and renamed over the target only once complete and flushed to
  * disk (git's lockfile idea).  Until mp_outfile_commit() succeeds, the old
@@ -39,6 +42,7 @@ struct mp_buf {
 	unsigned char *data;	/* owned; NULL when empty */
 	size_t size;
 	bool was_compressed;
+	bool mapped;		/* data is a private mmap of the file */
 };
 
 /* True when DATA starts with the zstd frame magic. */

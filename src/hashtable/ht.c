@@ -75,6 +75,65 @@ void ht_release(struct ht *t)
 	memset(t, 0, sizeof(*t));
 }
 
+/* ---- keys in the slot ---- */
+
+bool ht_map_get(const struct ht_map *m, uint64_t key, uint32_t *value)
+{
+	uint32_t i;
+
+	if (!m->slots)
+		return false;
+	for (i = (uint32_t)mp_hash64(key) & m->mask; m->slots[i].used;
+	     i = (i + 1) & m->mask) {
+		if (m->slots[i].key == key) {
+			*value = m->slots[i].value;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void map_place(struct ht_map_slot *slots, uint32_t mask,
+		      struct ht_map_slot s)
+{
+	uint32_t i = (uint32_t)mp_hash64(s.key) & mask;
+
+	while (slots[i].used)
+		i = (i + 1) & mask;
+	slots[i] = s;
+}
+
+enum mp_errcode ht_map_put(struct ht_map *m, uint64_t key, uint32_t value)
+{
+	if (!m->slots || (uint64_t)(m->count + 1) * 2 > (uint64_t)m->mask + 1) {
+		uint64_t cap = m->slots ? ((uint64_t)m->mask + 1) * 2 : 256;
+		struct ht_map_slot *bigger;
+
+		if (cap > ((uint64_t)1 << 32))
+			return MP_E_TOO_LARGE;
+		bigger = calloc((size_t)cap, sizeof(*bigger));
+		if (!bigger)
+			return MP_E_NOMEM;
+		for (uint64_t i = 0; m->slots && i <= m->mask; i++)
+			if (m->slots[i].used)
+				map_place(bigger, (uint32_t)(cap - 1), m->slots[i]);
+		free(m->slots);
+		m->slots = bigger;
+		m->mask = (uint32_t)(cap - 1);
+	}
+	map_place(m->slots, m->mask, (struct ht_map_slot){ key, value, 1 });
+	m->count++;
+	return MP_OK;
+}
+
+void ht_map_release(struct ht_map *m)
+{
+	if (!m)
+		return;
+	free(m->slots);
+	memset(m, 0, sizeof(*m));
+}
+
 /* ---- on disk ---- */
 
 uint64_t ht_disk_hash(const void *key, size_t len)

@@ -66,6 +66,43 @@ uint32_t ht_find(struct ht *t, uint64_t hash, ht_eq_fn eq, const void *key,
 enum mp_errcode ht_insert(struct ht *t, uint64_t hash, uint32_t id);
 void ht_release(struct ht *t);
 
+/*
+ * A map from a pair of 32-bit keys, or from one 64-bit key, to a 32-bit
+ * value, keys stored in the slot: no callback, no trip to another array
+ * to compare.  Used where lookups are the inner loop (trie nodes, PCs).
+ * 16-byte slots, power-of-two capacity, load at most 1/2.
+ *
+ *	struct ht_map m = HT_MAP_INIT;
+ *	uint32_t v;
+ *	if (!ht_map_get(&m, key, &v)) {
+ *		v = make_new();
+ *		if (ht_map_put(&m, key, v))
+ *			return MP_E_NOMEM;
+ *	}
+ */
+struct ht_map_slot {
+	uint64_t key;
+	uint32_t value;
+	uint32_t used;
+};
+
+struct ht_map {
+	struct ht_map_slot *slots;
+	uint32_t mask, count;
+};
+
+#define HT_MAP_INIT { NULL, 0, 0 }
+
+static inline uint64_t ht_pair_key(uint32_t a, uint32_t b)
+{
+	return (uint64_t)a << 32 | b;
+}
+
+bool ht_map_get(const struct ht_map *m, uint64_t key, uint32_t *value);
+/* Add KEY (not present yet) with VALUE.  MP_E_NOMEM on failure. */
+enum mp_errcode ht_map_put(struct ht_map *m, uint64_t key, uint32_t value);
+void ht_map_release(struct ht_map *m);
+
 /* The hash of the on-disk table (type 1): FNV-1a, 64 bits. */
 uint64_t ht_disk_hash(const void *key, size_t len);
 

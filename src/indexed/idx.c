@@ -60,20 +60,6 @@ static bool str_eq(const void *key, uint32_t id, const void *ctx)
 	return b->strs[id].len == k->len && memcmp(b->strs[id].s, k->s, k->len) == 0;
 }
 
-static bool rec_eq_paths(const void *key, uint32_t id, const void *ctx)
-{
-	const struct idx_builder *b = ctx;
-
-	return memcmp(&b->paths[id], key, sizeof(struct idx_rec)) == 0;
-}
-
-static bool rec_eq_trie(const void *key, uint32_t id, const void *ctx)
-{
-	const struct idx_builder *b = ctx;
-
-	return memcmp(&b->trie[id], key, sizeof(struct idx_rec)) == 0;
-}
-
 static bool frame_eq(const void *key, uint32_t id, const void *ctx)
 {
 	const struct idx_builder *b = ctx;
@@ -110,24 +96,23 @@ static enum mp_errcode intern_str(struct idx_builder *b, const char *s,
 	return MP_OK;
 }
 
-static enum mp_errcode intern_rec(struct idx_builder *b, struct idx_rec **arr,
-				  size_t *n, size_t *alloc, struct ht *t,
-				  ht_eq_fn eq, struct idx_rec key, uint32_t *out)
+/* The index of pair KEY in ARR (through MAP), appended if new. */
+static enum mp_errcode intern_rec(struct idx_rec **arr, size_t *n,
+				  size_t *alloc, struct ht_map *map,
+				  struct idx_rec key, uint32_t *out)
 {
-	uint64_t h = mp_hash64(key.a | ((uint64_t)key.b << 32));
-	uint32_t id = ht_find(t, h, eq, &key, b);
+	uint64_t k = ht_pair_key(key.a, key.b);
+	enum mp_errcode rc;
 
-	if (id != HT_NONE) {
-		*out = id;
+	if (ht_map_get(map, k, out))
 		return MP_OK;
-	}
 	if (*n >= UINT32_MAX - 1)
 		return MP_E_TOO_LARGE;
 	if (!MP_GROW(*arr, *alloc, *n + 1))
 		return MP_E_NOMEM;
 	(*arr)[*n] = key;
-	if (ht_insert(t, h, (uint32_t)*n))
-		return MP_E_NOMEM;
+	if ((rc = ht_map_put(map, k, (uint32_t)*n)))
+		return rc;
 	*out = (uint32_t)(*n)++;
 	return MP_OK;
 }
@@ -154,8 +139,8 @@ static enum mp_errcode intern_path(struct idx_builder *b, const char *file,
 		if (rc)
 			return rc;
 		key = (struct idx_rec){ name, parent1 };
-		rc = intern_rec(b, &b->paths, &b->npaths, &b->apaths,
-				&b->path_ht, rec_eq_paths, key, &node);
+		rc = intern_rec(&b->paths, &b->npaths, &b->apaths,
+				&b->path_map, key, &node);
 		if (rc)
 			return rc;
 		parent1 = node + 1;
@@ -230,9 +215,9 @@ void idx_builder_release(struct idx_builder *b)
 	free(b->ctxs);
 	free(b->node_ctx);
 	ht_release(&b->str_ht);
-	ht_release(&b->path_ht);
+	ht_map_release(&b->path_map);
 	ht_release(&b->frame_ht);
-	ht_release(&b->trie_ht);
+	ht_map_release(&b->trie_map);
 	mp_arena_release(&b->arena);
 	memset(b, 0, sizeof(*b));
 }
@@ -264,13 +249,19 @@ static enum mp_errcode add_hist(struct idx_bctx *c, const uint64_t *hist,
 	return MP_OK;
 }
 
-enum mp_errcode idx_builder_add(struct idx_builder *b,
-				const struct idx_frame *frames, uint32_t n,
-				const struct mp_mib *mib, const uint64_t *hist,
-				uint32_t nhist, uint64_t weight,
-				struct mp_err *err)
+enum mp_errcode idx_builder_frame(struct idx_builder *b,
+				  const struct idx_frame *f, uint32_t *id)
 {
-	uint32_t parent1 = 0, node = 0, frame;
+	return intern_frame(b, f, id);
+}
+
+enum mp_errcode idx_builder_add_stack(struct idx_builder *b,
+				      const uint32_t *frames, uint32_t n,
+				      const struct mp_mib *mib,
+				      const uint64_t *hist, uint32_t nhist,
+				      uint64_t weight, struct mp_err *err)
+{
+	uint32_t parent1 = 0, node = 0;
 	struct idx_bctx *c;
 	struct mp_mib m = *mib;
 	enum mp_errcode rc;
@@ -279,11 +270,11 @@ enum mp_errcode idx_builder_add(struct idx_builder *b,
 		return mp_fail(err, MP_E_INVALID, "a context with no frame");
 	/* From the outermost frame in, so stacks share their prefixes. */
 	for (uint32_t k = n; k-- > 0;) {
-		rc = intern_frame(b, &frames[k], &frame);
-		if (!rc)
-			rc = intern_rec(b, &b->trie, &b->ntrie, &b->atrie,
-					&b->trie_ht, rec_eq_trie,
-					(struct idx_rec){ frame, parent1 }, &node);
+		if (frames[k] >= b->nframes)
+			return mp_fail(err, MP_E_INVALID, "frame id %u out of range",
+				       frames[k]);
+		rc = intern_rec(&b->trie, &b->ntrie, &b->atrie, &b->trie_map,
+				(struct idx_rec){ frames[k], parent1 }, &node);
 		if (rc)
 			return mp_fail(err, rc, NULL);
 		parent1 = node + 1;
@@ -314,6 +305,28 @@ enum mp_errcode idx_builder_add(struct idx_builder *b,
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	c->mib.v[MIB_AccessHistogramSize] = c->nhist;
 	return MP_OK;
+}
+
+enum mp_errcode idx_builder_add(struct idx_builder *b,
+				const struct idx_frame *frames, uint32_t n,
+				const struct mp_mib *mib, const uint64_t *hist,
+				uint32_t nhist, uint64_t weight,
+				struct mp_err *err)
+{
+	uint32_t small[64], *ids = n <= 64 ? small : malloc(n * sizeof(*ids));
+	enum mp_errcode rc = MP_OK;
+
+	if (!ids)
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	for (uint32_t k = 0; k < n && !rc; k++)
+		rc = intern_frame(b, &frames[k], &ids[k]);
+	if (rc)
+		mp_fail(err, rc, NULL);
+	else
+		rc = idx_builder_add_stack(b, ids, n, mib, hist, nhist, weight, err);
+	if (ids != small)
+		free(ids);
+	return rc;
 }
 
 void idx_builder_stats(const struct idx_builder *b, struct idx_stats *out)
@@ -573,7 +586,10 @@ enum mp_errcode idx_builder_write(struct idx_builder *b, FILE *out,
 	uint64_t totals[NSUMMARY] = { 0 };
 	enum mp_errcode rc = MP_E_NOMEM;
 	size_t nstr = b->nstrs, npath = b->npaths, nfr = b->nframes,
-	       ntr = b->ntrie, nctx = b->nctxs;
+	       ntr = b->ntrie, nctx = b->nctxs, nused = 0, ncp = 0;
+	unsigned char *used = NULL, *used_str, *used_path, *used_frame;
+	struct idx_rec *cpaths = NULL;
+	uint32_t *cidx = NULL, *cout = NULL;
 
 	t.str_out = malloc((nstr + 1) * sizeof(uint32_t));
 	t.path_out = malloc((npath + 1) * sizeof(uint32_t));
@@ -586,10 +602,38 @@ enum mp_errcode idx_builder_write(struct idx_builder *b, FILE *out,
 	t.frames = malloc((nfr + 1) * sizeof(*t.frames));
 	tmp = malloc((nstr + npath + nfr + ntr + 1) * sizeof(uint32_t));
 	items = malloc((nctx + 1) * sizeof(*items));
+	used = calloc(nstr + npath + nfr + 1, 1);
+	cpaths = calloc(npath + 1, sizeof(*cpaths));
+	cidx = malloc((npath + 1) * sizeof(*cidx));
+	cout = malloc((npath + 1) * sizeof(*cout));
 	if (!t.str_out || !t.path_out || !t.path_new_to_old || !t.frame_out ||
 	    !t.frame_new_to_old || !t.trie_out || !t.trie_new_to_old ||
-	    !t.order || !t.frames || !tmp || !items)
+	    !t.order || !t.frames || !tmp || !items || !used || !cpaths ||
+	    !cidx || !cout)
 		goto out;
+
+	/*
+	 * Only what the stacks reach is written: the frames of trie nodes,
+	 * their paths with every ancestor, and the strings of those (and "",
+	 * string 0).  A frame interned but dropped before any stack used it
+	 * must not change the bytes, or the output would depend on history.
+	 */
+	used_str = used;
+	used_path = used + nstr;
+	used_frame = used + nstr + npath;
+	used_str[0] = 1;
+	for (size_t i = 0; i < ntr; i++)
+		used_frame[b->trie[i].a] = 1;
+	for (size_t i = 0; i < nfr; i++) {
+		if (!used_frame[i])
+			continue;
+		used_str[b->frames[i][0]] = 1;
+		for (uint32_t p1 = b->frames[i][1]; p1 && !used_path[p1 - 1];
+		     p1 = b->paths[p1 - 1].b) {
+			used_path[p1 - 1] = 1;
+			used_str[b->paths[p1 - 1].a] = 1;
+		}
+	}
 
 	/* Header and section table, patched at the end. */
 	ob_put(&o, HEADER_SIZE + (SEC__COUNT - 1) * SECTION_ENTRY_SIZE);
@@ -616,10 +660,11 @@ enum mp_errcode idx_builder_write(struct idx_builder *b, FILE *out,
 	/* 2: strings, sorted by bytes; an id is a byte offset. */
 	sec_off[SEC_STRINGS] = o.n;
 	for (size_t i = 0; i < nstr; i++)
-		tmp[i] = (uint32_t)i;
+		if (used_str[i])
+			tmp[nused++] = (uint32_t)i;
 	sort_b = b;
-	qsort(tmp, nstr, sizeof(*tmp), by_string);
-	for (size_t i = 0; i < nstr; i++) {
+	qsort(tmp, nused, sizeof(*tmp), by_string);
+	for (size_t i = 0; i < nused; i++) {
 		struct idx_bstr *s = &b->strs[tmp[i]];
 		unsigned char *p;
 
@@ -636,29 +681,44 @@ enum mp_errcode idx_builder_write(struct idx_builder *b, FILE *out,
 	ob_align(&o);
 
 	/* 3: paths, as a forest ordered by component names. */
+	for (size_t i = 0; i < npath; i++) {
+		if (!used_path[i])
+			continue;
+		cidx[i] = (uint32_t)ncp;
+		cpaths[ncp].a = b->paths[i].a;
+		/* A used path's parent is used, and earlier: already numbered. */
+		cpaths[ncp].b = b->paths[i].b ? cidx[b->paths[i].b - 1] + 1 : 0;
+		ncp++;
+	}
 	sec_off[SEC_PATHS] = o.n;
-	if (write_forest(&o, b->paths, npath, t.str_out, t.path_out,
-			 t.path_new_to_old, tmp))
+	if (write_forest(&o, cpaths, ncp, t.str_out, cout, t.path_new_to_old,
+			 tmp))
 		goto out;
+	for (size_t i = 0; i < npath; i++)
+		if (used_path[i])
+			t.path_out[i] = cout[cidx[i]];
 	sec_size[SEC_PATHS] = o.n - sec_off[SEC_PATHS];
 	ob_align(&o);
 
 	/* 4: frames, renumbered in the order of their new contents. */
+	nused = 0;
 	for (size_t i = 0; i < nfr; i++) {
+		if (!used_frame[i])
+			continue;
 		memcpy(t.frames[i], b->frames[i], sizeof(t.frames[i]));
 		t.frames[i][0] = t.str_out[b->frames[i][0]];
 		if (b->frames[i][1])
 			t.frames[i][1] = t.path_out[b->frames[i][1] - 1] + 1;
-		t.frame_new_to_old[i] = (uint32_t)i;
+		t.frame_new_to_old[nused++] = (uint32_t)i;
 	}
 	sort_frames = t.frames;
-	qsort(t.frame_new_to_old, nfr, sizeof(uint32_t), by_frame);
-	for (size_t k = 0; k < nfr; k++)
+	qsort(t.frame_new_to_old, nused, sizeof(uint32_t), by_frame);
+	for (size_t k = 0; k < nused; k++)
 		t.frame_out[t.frame_new_to_old[k]] = (uint32_t)k;
 	sec_off[SEC_FRAMES] = o.n;
-	ob_u32(&o, (uint32_t)nfr);
+	ob_u32(&o, (uint32_t)nused);
 	ob_u32(&o, 0);
-	for (size_t k = 0; k < nfr; k++)
+	for (size_t k = 0; k < nused; k++)
 		for (int f = 0; f < 6; f++)
 			ob_u32(&o, t.frames[t.frame_new_to_old[k]][f]);
 	sec_size[SEC_FRAMES] = o.n - sec_off[SEC_FRAMES];
@@ -780,6 +840,10 @@ out:
 		mp_fail(err, rc, rc == MP_E_TOO_LARGE
 			? "the profile is too large for 32-bit offsets" : NULL);
 done:
+	free(used);
+	free(cpaths);
+	free(cidx);
+	free(cout);
 	free(items);
 	free(hash);
 	free(tmp);

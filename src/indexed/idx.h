@@ -77,13 +77,13 @@ struct idx_builder {
 	struct ht str_ht;
 	struct idx_rec *paths;		/* name, parent + 1 */
 	size_t npaths, apaths;
-	struct ht path_ht;
+	struct ht_map path_map;		/* (name, parent + 1) -> path */
 	uint32_t (*frames)[6];		/* function, path+1, line, col, disc, flags */
 	size_t nframes, aframes;
 	struct ht frame_ht;
 	struct idx_rec *trie;		/* frame, parent + 1 */
 	size_t ntrie, atrie;
-	struct ht trie_ht;
+	struct ht_map trie_map;		/* (frame, parent + 1) -> node */
 	/* Contexts, and for each trie node its context + 1. */
 	struct idx_bctx *ctxs;
 	size_t nctxs, actxs;
@@ -105,6 +105,19 @@ enum mp_errcode idx_builder_add(struct idx_builder *b,
 				const struct mp_mib *mib, const uint64_t *hist,
 				uint32_t nhist, uint64_t weight,
 				struct mp_err *err);
+/*
+ * The same in two steps, for callers that see the same frames again and
+ * again: intern a frame once and keep its id, then add stacks of ids
+ * (leaf first).  Ids stay valid for the builder's life.
+ */
+enum mp_errcode idx_builder_frame(struct idx_builder *b,
+				  const struct idx_frame *f, uint32_t *id);
+enum mp_errcode idx_builder_add_stack(struct idx_builder *b,
+				      const uint32_t *frames, uint32_t n,
+				      const struct mp_mib *mib,
+				      const uint64_t *hist, uint32_t nhist,
+				      uint64_t weight, struct mp_err *err);
+
 /* Record that N more inputs went into B (the header's input count). */
 void idx_builder_count_inputs(struct idx_builder *b, uint64_t n);
 void idx_builder_stats(const struct idx_builder *b, struct idx_stats *out);

@@ -220,13 +220,15 @@ static enum mp_errcode parse_stacks(struct parse *p, uint64_t off, uint64_t end,
 	return MP_OK;
 }
 
-/* Identity of a context across the profiles of one file. */
-static uint64_t context_key(uint32_t layout, uint64_t stack_id,
-			    const uint64_t *pcs, uint32_t npcs)
+/*
+ * The hash of a context's identity across the profiles of one file.  A
+ * stack id names one stack within a process (checked in parse_stacks), so
+ * the id and the memory map make a good hash; same_context() still
+ * compares the PCs.
+ */
+static uint64_t context_key(uint32_t layout, uint64_t stack_id)
 {
-	uint64_t h = mp_hash64(stack_id ^ ((uint64_t)layout << 40));
-
-	return mp_hash_bytes(pcs, (size_t)npcs * 8, h);
+	return mp_hash64(stack_id ^ ((uint64_t)layout << 40));
 }
 
 static bool same_context(const struct raw_file *rf, const struct raw_context *c,
@@ -257,7 +259,7 @@ static enum mp_errcode file_context(struct parse *p, uint32_t pidx,
 		return mp_fail(p->err, MP_E_NOMEM, NULL);
 	for (uint32_t k = 0; k < stack->npcs; k++)
 		pcs[k] = mp_le64(stack->pcs + (size_t)k * 8);
-	key = context_key(layout, stack->id, pcs, stack->npcs);
+	key = context_key(layout, stack->id);
 
 	/* Keep the table at most half full. */
 	if ((rf->ncontexts + 1) * 2 > p->file_ctx.cap) {
@@ -360,6 +362,10 @@ static enum mp_errcode parse_mibs(struct parse *p, uint32_t pidx, uint64_t off,
 			       " bytes", p->poff + off, count, 8 + mib_size,
 			       end - off - 8);
 	p->rf->profiles[pidx].nrecords = count;
+	/* At most one new context per record: size the array once. */
+	if (!MP_GROW(p->rf->contexts, p->ctx_alloc,
+		     p->rf->ncontexts + (size_t)count + 1))
+		return mp_fail(p->err, MP_E_NOMEM, NULL);
 	pos = off + 8;
 	for (uint64_t i = 0; i < count; i++) {
 		const unsigned char *m;

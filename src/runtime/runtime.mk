@@ -1,0 +1,54 @@
+# runtime.mk - libmemprof.a, the heap profiler runtime (src/runtime/), and
+# its public header include/memprof/memprof.h.  Included by the top
+# Makefile, whose CC, BUILD, CFLAGS, WARN, PREFIX and DESTDIR it uses.
+#
+#   make $(BUILD)/libmemprof.a   build the library
+#   make runtime-check           build it and run tests/runtime/run.sh
+#   make runtime-install         install lib, header and man page
+#
+# The runtime is the program's malloc, so it is built with what that needs:
+# no sanitizer (whose runtime would replace this malloc), frame pointers and
+# no sibling calls (each entry point's frame starts the recorded stack), no
+# malloc/calloc builtins (the compiler must not turn code inside calloc into
+# a call to calloc), local TLS, PIE code for PIE executables.  It includes
+# only src/raw/raw_format.h from the tool.
+
+# Included before or after the top Makefile's first target, this file must
+# not become the default goal.
+RT_SAVED_GOAL := $(.DEFAULT_GOAL)
+
+RT_SRC   := $(wildcard src/runtime/*.c)
+RT_OBJ   := $(RT_SRC:src/runtime/%.c=$(BUILD)/runtime/%.o)
+RT_LIB   := $(BUILD)/libmemprof.a
+# check-asan passes -fsanitize=... in CFLAGS: dropped here.
+RT_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) \
+	$(filter-out -fsanitize=% -fno-sanitize-recover% -fsanitize-%,$(CFLAGS)) -MMD -MP \
+	-fno-omit-frame-pointer -fno-optimize-sibling-calls -fPIE \
+	-ftls-model=initial-exec -fno-builtin-malloc -fno-builtin-calloc \
+	-fno-builtin-realloc -fno-builtin-free -Iinclude -Isrc/raw
+
+.PHONY: runtime runtime-check runtime-install
+
+runtime: $(RT_LIB)
+
+$(BUILD)/runtime/%.o: src/runtime/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(RT_CFLAGS) -c -o $@ $<
+
+$(RT_LIB): $(RT_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
+# The tests read profiles back with the command, so it is built too.
+runtime-check: $(RT_LIB) $(BUILD)/memprof-data
+	@tests/runtime/run.sh $(BUILD)
+
+runtime-install: $(RT_LIB)
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/memprof \
+		$(DESTDIR)$(PREFIX)/share/man/man3
+	install -m 644 $(RT_LIB) $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 include/memprof/memprof.h $(DESTDIR)$(PREFIX)/include/memprof/
+	install -m 644 man/libmemprof.3 $(DESTDIR)$(PREFIX)/share/man/man3/
+
+.DEFAULT_GOAL := $(RT_SAVED_GOAL)
