@@ -1,6 +1,6 @@
 # memprof-data - build, test and install.
 #
-#   make            build build/memprof-data, build/libmemprofdata.a
+#   make            build build/memprof-data, build/libmemprof.a (the runtime)
 #   make check      install missing packages, build, run every test
 #   make check-asan the same under AddressSanitizer + UBSan
 #   make demo       build and run the main job on the bundled sample data
@@ -41,9 +41,12 @@ TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tests/%)
 LIBA := $(BUILD)/libmemprofdata.a
 BIN  := $(BUILD)/memprof-data
 
+# libmemprof.a, the runtime that writes raw profiles (src/runtime).
+include src/runtime/runtime.mk
+
 .PHONY: all deps deps-check check check-asan demo install clean
 
-all: $(BIN) $(LIBA)
+all: $(BIN) $(LIBA) $(RT_LIB)
 
 deps:
 	@scripts/deps.sh build
@@ -95,7 +98,7 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@tests/demo.sh $(BUILD)
 
-install: all
+install: all runtime-install
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
 		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/

@@ -49,5 +49,21 @@ for t in tests/cli/*.sh; do
 	fi
 done
 
+# The runtime's tests build programs against BUILD/libmemprof.a.
+if [ -f "$BUILD/libmemprof.a" ] && [ -x tests/runtime/run.sh ]; then
+	echo "# tests/runtime/run.sh"
+	tests/runtime/run.sh "$BUILD" >"$log" 2>&1
+	rc=$?
+	cat "$log"
+	p=$(grep -c '^ok - ' "$log")
+	f=$(grep -c '^not ok - ' "$log")
+	passed=$((passed + p))
+	failed=$((failed + f))
+	if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "not ok - tests/runtime/run.sh exited with status $rc"
+		failed=$((failed + 1))
+	fi
+fi
+
 echo "check: $passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

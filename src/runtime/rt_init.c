@@ -9,8 +9,9 @@
  * runs from our constructor (priority 101) or from __memprof_init() (the
  * instrumented modules' priority-1 constructors), whichever is first, when
  * the environment and the vDSO are usable: it reads MEMPROF_OPTIONS, starts
- * the clock, reserves the shadow if instrumented code is linked in, and
- * registers the exit and fork handlers.
+ * the clock, and registers the exit and fork handlers.  The shadow, when
+ * instrumented code is linked in, is reserved earlier still, from
+ * .preinit_array (rt_preinit below).
  */
 #include "rt.h"
 
@@ -217,7 +218,7 @@ void memprof_rt_init_late(void)
 	parse_options(env, "MEMPROF_OPTIONS");
 	start_ns = now_ns();
 	atomic_store_explicit(&memprof_rt_ready, 1, memory_order_release);
-	/* Instrumented objects in the executable need the shadow right away;
+	/* Done by rt_preinit already unless the runtime arrived otherwise;
 	 * an instrumented library loaded later asks from __memprof_init. */
 	if (&__memprof_histogram)
 		memprof_rt_need_shadow();

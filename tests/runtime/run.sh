@@ -1,0 +1,378 @@
+#!/bin/sh
+# tests/runtime/run.sh BUILD - the tests of libmemprof (BUILD/libmemprof.a).
+#
+# Builds the programs of tests/runtime/ against the library (and, for
+# comparison, against clang 19's compiler-rt runtime) in BUILD/runtime-tests,
+# runs them, and reads their profiles back with BUILD/memprof-data,
+# llvm-profdata-19 and rawprof.py.  Prints "ok - ..." / "not ok - ..."
+# lines, then "runtime-check: N passed, N failed"; exits 1 on any failure.
+# Needs gcc, clang-19, clang++-19, llvm-profdata-19, python3, taskset,
+# binutils, Check; g++ and valgrind are used when present.
+set -u
+BUILD=${1:-build}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+SRC=$ROOT/tests/runtime
+LIB=$BUILD/libmemprof.a
+MD=$BUILD/memprof-data
+T=$BUILD/runtime-tests
+PY="python3 $SRC/rawprof.py"
+CK="python3 $SRC/check_known.py"
+unset MEMPROF_OPTIONS DEBUGINFOD_URLS
+
+passed=0 failed=0
+ok() { echo "ok - $*"; passed=$((passed + 1)); }
+notok() { echo "not ok - $*"; failed=$((failed + 1)); }
+# check DESCRIPTION COMMAND...: ok if the command succeeds, its output shown if not.
+check() {
+	d=$1
+	shift
+	if "$@" >"$T/check.out" 2>&1; then
+		ok "$d"
+	else
+		notok "$d"
+		sed 's/^/#   /' "$T/check.out" | head -20
+	fi
+}
+# relay COMMAND...: pass through the ok / not ok lines a program prints.
+relay() {
+	"$@" >"$T/relay.out" 2>&1
+	rc=$?
+	r_ok=$(grep -c '^ok - ' "$T/relay.out")
+	r_bad=$(grep -c '^not ok - ' "$T/relay.out")
+	grep -E '^(not )?ok - ' "$T/relay.out"
+	passed=$((passed + r_ok))
+	failed=$((failed + r_bad))
+	if [ $rc -ne 0 ] && [ "$r_bad" -eq 0 ]; then
+		notok "$* exited with status $rc"
+		sed 's/^/#   /' "$T/relay.out" | tail -5
+	fi
+}
+# one_profile DIR: the single file in DIR, or nothing.
+one_profile() {
+	set -- "$1"/*
+	if [ $# -eq 1 ] && [ -s "$1" ]; then
+		echo "$1"
+	fi
+}
+# run_prof NAME BIN [ARGS]: run BIN under taskset with log_path=T/NAME.pd/p.
+run_prof() {
+	n=$1
+	shift
+	rm -rf "${T:?}/$n.pd"
+	mkdir -p "$T/$n.pd"
+	MEMPROF_OPTIONS="log_path=$T/$n.pd/p${MP_EXTRA:-}" taskset -c 0 "$@" >"$T/$n.stdout" 2>"$T/$n.stderr"
+}
+
+for tool in gcc clang-19 clang++-19 llvm-profdata-19 python3 taskset readelf objcopy; do
+	command -v $tool >/dev/null 2>&1 || { echo "runtime tests: '$tool' not found" >&2; exit 1; }
+done
+[ -f "$LIB" ] || { echo "runtime tests: '$LIB' not built" >&2; exit 1; }
+[ -x "$MD" ] || { echo "runtime tests: '$MD' not built" >&2; exit 1; }
+rm -rf "$T"
+mkdir -p "$T"
+# Programs run without log_path write memprof.profraw.<pid> in the current
+# directory: let that be the test directory, never the work tree.
+cd "$T" || exit 1
+
+# ------------------------------------------------------------------ build
+CF="-g -O1 -fno-omit-frame-pointer -fno-optimize-sibling-calls -I$ROOT/include"
+LF="-pthread -Wl,--build-id"
+HIST="-mllvm -memprof-histogram -mllvm -memprof-use-callbacks"
+build() {
+	name=$1
+	shift
+	check "build $name" "$@"
+}
+build known_gcc gcc $CF -o "$T/known_gcc" "$SRC/known.c" "$LIB" $LF
+build known_clang clang-19 $CF -o "$T/known_clang" "$SRC/known.c" "$LIB" $LF
+# No frame pointers (gcc's default at -O2); no tail calls, which would
+# leave a site without a frame of its own whatever the unwinder.
+build known_nofp gcc -g -O2 -fomit-frame-pointer -fno-optimize-sibling-calls \
+	-o "$T/known_nofp" "$SRC/known.c" "$LIB" $LF
+build known.o clang-19 $CF -fmemory-profile -c -o "$T/known.o" "$SRC/known.c"
+build known_a clang-19 -o "$T/known_a" "$T/known.o" "$LIB" $LF
+build known_crt clang-19 -fmemory-profile -o "$T/known_crt" "$T/known.o" $LF
+# Compile with -fmemory-profile, link without it: with it, clang would also
+# link compiler-rt's runtime, whose malloc would win.
+build known_cb.o clang-19 $CF -fmemory-profile -mllvm -memprof-use-callbacks \
+	-c -o "$T/known_cb.o" "$SRC/known.c"
+build known_cb clang-19 -o "$T/known_cb" "$T/known_cb.o" "$LIB" $LF
+build known_h.o clang-19 $CF -fmemory-profile $HIST -c -o "$T/known_h.o" "$SRC/known.c"
+build known_h clang-19 -o "$T/known_h" "$T/known_h.o" "$LIB" $LF
+build known_hcrt clang-19 -fmemory-profile -o "$T/known_hcrt" "$T/known_h.o" $LF
+build conformance gcc $CF -Wno-alloc-size-larger-than -Wno-use-after-free \
+	-o "$T/conformance" "$SRC/conformance.c" "$LIB" $LF
+CXXS=cxx_clang
+if command -v g++ >/dev/null 2>&1; then
+	CXXS="cxx_gcc cxx_clang"
+	build cxx_gcc g++ $CF -o "$T/cxx_gcc" "$SRC/cxx.cc" "$LIB" $LF
+fi
+build cxx_clang clang++-19 $CF -o "$T/cxx_clang" "$SRC/cxx.cc" "$LIB" $LF
+build stress gcc $CF -o "$T/stress" "$SRC/stress.c" "$LIB" $LF
+build exits gcc $CF -o "$T/exits" "$SRC/exits.c" "$LIB" $LF
+build dump gcc $CF -o "$T/dump" "$SRC/dump.c" "$LIB" $LF
+build fname gcc $CF -o "$T/fname" "$SRC/fname.c" "$LIB" $LF
+CHECK_CF=$(pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS=$(pkg-config --libs check 2>/dev/null || echo -lcheck)
+build unit_rt gcc $CF -I"$ROOT/src/runtime" -I"$ROOT/src/raw" $CHECK_CF \
+	-o "$T/unit_rt" "$SRC/unit_rt.c" "$LIB" $CHECK_LIBS $LF
+
+# Ours must really be ours: linking with -fmemory-profile would have
+# brought compiler-rt's runtime in, and its malloc would win unnoticed.
+for b in known_gcc known_clang known_nofp known_a known_cb known_h conformance $CXXS \
+	stress exits dump; do
+	check "$b: links libmemprof, not compiler-rt's runtime" sh -c \
+		"nm '$T/$b' | grep -q ' T memprof_rt_alloc\$' && ! nm '$T/$b' | grep -q __interceptor_"
+done
+check "known_crt: links compiler-rt's runtime" sh -c "nm '$T/known_crt' | grep -q __interceptor_malloc"
+
+# ------------------------------------------------------------------ unit tests
+# Check's verbose lines "FILE:LINE:P:CASE:TEST:0: Passed" become ok lines.
+CK_VERBOSITY=verbose "$T/unit_rt" >"$T/unit_rt.out" 2>&1
+sed -n 's/^[^:]*:[0-9]*:P:[^:]*:\([^:]*\):.*/ok - unit: \1/p; s/^[^:]*:[0-9]*:[FE]:[^:]*:\([^:]*\):[0-9]*: \(.*\)/not ok - unit: \1: \2/p' \
+	"$T/unit_rt.out" >"$T/unit_rt.tap"
+cat "$T/unit_rt.tap"
+passed=$((passed + $(grep -c '^ok' "$T/unit_rt.tap")))
+failed=$((failed + $(grep -c '^not ok' "$T/unit_rt.tap")))
+grep -q 'Checks: [1-9][0-9]*, Failures: 0, Errors: 0' "$T/unit_rt.out" ||
+	notok "unit_rt: $(tail -1 "$T/unit_rt.out")"
+
+# ------------------------------------------------------------------ conformance
+mkdir -p "$T/misc.pd"
+MEMPROF_OPTIONS=log_path=$T/misc.pd/conformance relay "$T/conformance"
+
+# ------------------------------------------------------------------ known.c
+# known_check NAME BIN MODE [ours]: run, validate, compare field by field.
+known_check() {
+	n=$1 bin=$2 mode=$3
+	run_prof "$n" "$bin" || { notok "$n: exited with status $?"; return; }
+	f=$(one_profile "$T/$n.pd")
+	[ -n "$f" ] || { notok "$n: expected exactly one profile in $T/$n.pd"; return; }
+	ok "$n: wrote one profile, $(basename "$f")"
+	if [ "${4:-ours}" = ours ]; then
+		check "$n: raw v4 layout, the invariants our runtime keeps" \
+			$PY check "$f" --binary "$bin" --ours
+	else
+		check "$n: raw v4 layout (compiler-rt's file, same checks)" \
+			$PY check "$f" --binary "$bin"
+	fi
+	if "$MD" show --format=json --binary="$bin" "$f" >"$T/$n.json" 2>"$T/$n.err"; then
+		ok "$n: memprof-data show --format=json --binary"
+	else
+		notok "$n: memprof-data show: $(cat "$T/$n.err")"
+		return
+	fi
+	[ "$mode" = - ] || relay $CK show "$mode" "$T/$n.json"
+}
+known_check known_gcc "$T/known_gcc" B
+known_check known_clang "$T/known_clang" B
+MP_EXTRA=:unwind=backtrace known_check known_backtrace "$T/known_gcc" B
+known_check known_a "$T/known_a" A
+known_check known_nofp "$T/known_nofp" - && relay $CK first "$T/known_nofp.json"
+known_check known_cb "$T/known_cb" A
+known_check known_h "$T/known_h" H
+known_check known_crt "$T/known_crt" - crt
+known_check known_hcrt "$T/known_hcrt" - crt
+
+# The same object, our runtime vs compiler-rt's.
+relay $CK crt "$T/known_a.json" "$T/known_crt.json"
+check "histogram mode: AllocCount/TotalSize per context equal to compiler-rt's" python3 - \
+	"$T/known_h.json" "$T/known_hcrt.json" <<'EOF'
+import json, sys
+def load(p):
+    out = {}
+    for c in json.load(open(p))["contexts"]:
+        k = tuple((f.get("function"), f.get("line")) for f in c["frames"])
+        if k and k[0][0] and k[0][0].endswith("_site"):
+            out[k] = (c["mib"]["AllocCount"], c["mib"]["TotalSize"], c["mib"]["AccessHistogramSize"])
+    return out
+a, b = load(sys.argv[1]), load(sys.argv[2])
+assert a == b and len(a) >= 14, (a, b)
+EOF
+
+# llvm-profdata-19 reads our files: exact counts, and merge works.
+for n in known_a known_gcc known_h; do
+	f=$(one_profile "$T/$n.pd")
+	bin=$T/$n
+	[ $n = known_gcc ] && bin=$T/known_gcc
+	if llvm-profdata-19 show --memory --profiled-binary "$bin" "$f" >"$T/$n.yaml" 2>"$T/$n.lerr"; then
+		ok "$n: llvm-profdata-19 show --memory --profiled-binary accepts the file"
+		relay $CK llvm "$T/$n.yaml"
+	else
+		notok "$n: llvm-profdata-19 show: $(head -3 "$T/$n.lerr")"
+	fi
+	check "$n: llvm-profdata-19 merge --profiled-binary" \
+		llvm-profdata-19 merge "$f" --profiled-binary "$bin" -o "$T/$n.memprofdata"
+done
+
+# ------------------------------------------------------------------ C++
+for n in $CXXS; do
+	rm -rf "${T:?}/$n.pd"
+	mkdir -p "$T/$n.pd"
+	MEMPROF_OPTIONS=log_path=$T/$n.pd/p relay "$T/$n"
+	f=$(one_profile "$T/$n.pd")
+	if [ -n "$f" ] && "$MD" show --format=json --binary="$T/$n" "$f" >"$T/$n.json" 2>/dev/null; then
+		check "$n: contexts of new_site (11 x 20) and array_site (4 x 200)" python3 - "$T/$n.json" <<'EOF'
+import json, sys
+c = {}
+for x in json.load(open(sys.argv[1]))["contexts"]:
+    if x["frames"]:
+        f = x["frames"][0].get("function")
+        c.setdefault(f, [0, 0])
+        c[f][0] += x["mib"]["AllocCount"]
+        c[f][1] += x["mib"]["TotalSize"]
+assert c.get("_Z8new_sitev") == [11, 220], c
+assert c.get("_Z10array_sitev") == [4, 800], c
+EOF
+	else
+		notok "$n: no readable profile"
+	fi
+done
+
+# ------------------------------------------------------------------ threads, fork
+rm -rf "${T:?}/stress.pd"
+mkdir -p "$T/stress.pd"
+if MEMPROF_OPTIONS=log_path=$T/stress.pd/p "$T/stress" >"$T/stress.stdout" 2>"$T/stress.stderr"; then
+	ok "stress: 16 threads, fork in the middle, exit status 0"
+	parent=$(ls "$T/stress.pd" | sed -n 's/^p\.\([0-9]*\)$/\1/p' | sort -n | head -1)
+	child=$(cat "$T/stress.stdout")
+	n=$(ls "$T/stress.pd" | wc -l)
+	if [ "$n" -eq 2 ] && [ -f "$T/stress.pd/p.$child" ] && [ "$parent" != "$child" ]; then
+		ok "stress: two profiles, p.<parent> and p.<child> ($child)"
+	else
+		notok "stress: expected p.<parent> and p.$child, got: $(ls "$T/stress.pd" | tr '\n' ' ')"
+	fi
+	for f in "$T"/stress.pd/p.*; do
+		w=parent
+		[ "$f" = "$T/stress.pd/p.$child" ] && w=child
+		check "stress: $w profile valid" $PY check "$f" --binary "$T/stress" --ours
+		check "stress: $w profile read by llvm-profdata-19" \
+			llvm-profdata-19 show --memory --profiled-binary "$T/stress" "$f"
+		"$MD" show --format=json --binary="$T/stress" "$f" >"$T/stress.$w.json" 2>/dev/null
+		check "stress: $w profile holds exactly what that process allocated" python3 - \
+			"$T/stress.$w.json" $w <<'EOF'
+import json, sys
+c = {}
+for x in json.load(open(sys.argv[1]))["contexts"]:
+    if x["frames"]:
+        f = x["frames"][0].get("function")
+        c[f] = c.get(f, 0) + x["mib"]["AllocCount"]
+if sys.argv[2] == "parent":
+    assert c.get("worker_site") == 16 * 20000, c
+    assert "child_site" not in c, c
+else:
+    assert c.get("child_site") == 40, c
+    assert "worker_site" not in c, c
+EOF
+	done
+else
+	notok "stress: exit status $? $(tail -3 "$T/stress.stderr")"
+fi
+
+rm -rf "${T:?}/dumps.pd"
+mkdir -p "$T/dumps.pd"
+if MEMPROF_OPTIONS=log_path=$T/dumps.pd/p "$T/stress" dumps >/dev/null 2>"$T/dumps.stderr"; then
+	f=$(one_profile "$T/dumps.pd")
+	check "stress dumps: five memprof_dump() calls while 16 threads allocate, then exit: six valid profiles" \
+		python3 - "$f" "$SRC/rawprof.py" "$T/stress" <<'EOF'
+import sys, importlib.util
+spec = importlib.util.spec_from_file_location("rawprof", sys.argv[2])
+rp = importlib.util.module_from_spec(spec); spec.loader.exec_module(rp)
+p = rp.check(sys.argv[1], binary=sys.argv[3], ours=True)
+assert len(p) == 6, len(p)
+EOF
+	"$MD" show --format=json --binary="$T/stress" "$f" >"$T/dumps.json" 2>/dev/null
+	check "stress dumps: every worker object reported at least once" python3 - "$T/dumps.json" <<'EOF'
+import json, sys
+n = sum(x["mib"]["AllocCount"] for x in json.load(open(sys.argv[1]))["contexts"]
+        if x["frames"] and x["frames"][0].get("function") == "worker_site")
+assert n >= 16 * 20000, n
+EOF
+	check "stress dumps: llvm-profdata-19 reads the six profiles" \
+		llvm-profdata-19 show --memory --profiled-binary "$T/stress" "$f"
+else
+	notok "stress dumps: exit status $? $(tail -3 "$T/dumps.stderr")"
+fi
+
+# ------------------------------------------------------------------ exits
+for m in return exit thread-exit running; do
+	rm -rf "${T:?}/exit-$m"
+	mkdir -p "$T/exit-$m"
+	MEMPROF_OPTIONS=log_path=$T/exit-$m/p "$T/exits" $m >/dev/null 2>&1
+	rc=$?
+	f=$(one_profile "$T/exit-$m")
+	if [ $rc -ne 0 ] || [ -z "$f" ]; then
+		notok "exit via $m: status $rc, files: $(ls "$T/exit-$m" | tr '\n' ' ')"
+		continue
+	fi
+	"$MD" show --format=json --binary="$T/exits" "$f" >"$T/exit-$m.json" 2>/dev/null
+	check "exit via $m: one valid profile with main_site's 12 x 64 bytes" sh -c "
+		$PY check '$f' --binary '$T/exits' --ours >/dev/null &&
+		python3 -c '
+import json, sys
+c = [x for x in json.load(open(sys.argv[1]))[\"contexts\"]
+     if x[\"frames\"] and x[\"frames\"][0].get(\"function\") == \"main_site\"]
+assert len(c) == 1 and c[0][\"mib\"][\"AllocCount\"] == 12 and c[0][\"mib\"][\"TotalSize\"] == 768, c
+' '$T/exit-$m.json'"
+done
+rm -rf "${T:?}/exit-nodump"
+mkdir -p "$T/exit-nodump"
+MEMPROF_OPTIONS=log_path=$T/exit-nodump/p "$T/exits" no-dump
+check "memprof_set_dump_at_exit(0): no profile at exit" test -z "$(ls "$T/exit-nodump")"
+rm -rf "${T:?}/exit-opt"
+mkdir -p "$T/exit-opt"
+MEMPROF_OPTIONS=log_path=$T/exit-opt/p:dump_at_exit=0 "$T/exits" return
+check "MEMPROF_OPTIONS=dump_at_exit=0: no profile at exit" test -z "$(ls "$T/exit-opt")"
+
+# ------------------------------------------------------------------ API
+rm -rf "${T:?}/api"
+mkdir -p "$T/api"
+MEMPROF_OPTIONS=log_path=$T/api/env relay "$T/dump" "$T/api"
+api=$(ls "$T"/api/api.* 2>/dev/null)
+scratch=$(ls "$T"/api/scratch.* 2>/dev/null)
+check "memprof_dump then exit: two profiles in one file; the table emptied by a dump; live objects in both" \
+	python3 - "$api" "$scratch" "$SRC/rawprof.py" <<'EOF'
+import sys, importlib.util
+spec = importlib.util.spec_from_file_location("rawprof", sys.argv[3])
+rp = importlib.util.module_from_spec(spec); spec.loader.exec_module(rp)
+p = rp.check(sys.argv[1], ours=True)
+assert len(p) == 2, len(p)
+def sites(prof):
+    return sorted((m["AllocCount"], m["MaxSize"]) for m in prof["mibs"].values()
+                  if m["MaxSize"] in (32, 48, 64, 1000))
+assert sites(p[0]) == [(1, 1000), (10, 32)], sites(p[0])
+assert sites(p[1]) == [(1, 1000), (5, 64)], sites(p[1])
+assert len(rp.check(sys.argv[2])) == 1, "__memprof_profile_reset: scratch not restarted"
+EOF
+check "llvm-profdata-19 reads the two-profile file" \
+	llvm-profdata-19 show --memory --profiled-binary "$T/dump" "$api"
+check "no file at the log_path the program overrode" test -z "$(ls "$T"/api/env.* 2>/dev/null)"
+
+rm -rf "${T:?}/fname.pd"
+mkdir -p "$T/fname.pd"
+(cd "$T/fname.pd" && "$T/fname")
+check "__memprof_profile_filename names the profile" sh -c "ls '$T/fname.pd' | grep -qx 'fname-test.profraw.[0-9]*'"
+rm -rf "${T:?}/fname.pd"
+mkdir -p "$T/fname.pd"
+(cd "$T/fname.pd" && MEMPROF_OPTIONS=log_path=$T/fname.pd/opt "$T/fname")
+check "log_path wins over __memprof_profile_filename" sh -c "ls '$T/fname.pd' | grep -qx 'opt.[0-9]*'"
+
+# ------------------------------------------------------------------ valgrind
+if command -v valgrind >/dev/null 2>&1; then
+	# With nouserintercepts memcheck leaves the executable's malloc (ours)
+	# alone, so this checks the runtime's own code: no invalid accesses,
+	# no decisions on uninitialised memory.
+	# Stripped copies: valgrind 3.19 cannot read clang 19's DWARF 5.
+	rm -rf "${T:?}/vg"
+	mkdir -p "$T/vg"
+	objcopy --strip-debug "$T/conformance" "$T/vg/conformance"
+	objcopy --strip-debug "$T/known_gcc" "$T/vg/known_gcc"
+	check "valgrind: conformance under memcheck, no errors" \
+		env MEMPROF_OPTIONS=log_path=$T/vg/c valgrind -q --error-exitcode=99 --soname-synonyms=somalloc=nouserintercepts "$T/vg/conformance"
+	check "valgrind: known_gcc under memcheck, no errors" \
+		env MEMPROF_OPTIONS=log_path=$T/vg/p valgrind -q --error-exitcode=99 --soname-synonyms=somalloc=nouserintercepts "$T/vg/known_gcc"
+fi
+
+echo "runtime-check: $passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
