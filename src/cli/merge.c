@@ -472,38 +472,38 @@ int merge_write(struct merge *m, const char *path)
 	struct mp_buf z = { 0 };
 	char *mem = NULL;
 	size_t len = 0;
-	FILE *fp;
+	FILE *fp = NULL;
 	int rc = EXIT_ERROR;
 
-	fp = open_memstream(&mem, &len);
-	if (!fp) {
-		cli_error(path, "out of memory");
-		return EXIT_ERROR;
-	}
-	if (idx_builder_write(&m->b, fp, &err)) {
-		fclose(fp);
-		cli_error(path, "%s", mp_errmsg(&err));
-		goto out;
-	}
-	if (fclose(fp) != 0) {
-		cli_error(path, "out of memory");
-		goto out;
-	}
-	if (has_suffix(path, ".zst") &&
-	    mp_zstd_compress(&z, mem, len, 19, &err)) {
-		cli_error(path, "%s", mp_errmsg(&err));
-		goto out;
-	}
 	if (mp_outfile_open(&of, path, &err)) {
 		cli_error(path, "%s", mp_errmsg(&err));
 		goto out;
 	}
-	if (fwrite(z.data ? (void *)z.data : mem, 1, z.data ? z.size : len,
-		   of.fp) != (z.data ? z.size : len)) {
-		err.detail[0] = '\0';
-		mp_fail(&err, MP_E_IO, "cannot write output: %s", strerror(errno));
-		cli_error(path, "%s", mp_errmsg(&err));
-		goto out;
+	if (!has_suffix(path, ".zst")) {
+		/* Straight to the temporary file: the result is not held twice. */
+		if (idx_builder_write(&m->b, of.fp, &err)) {
+			cli_error(path, "%s", mp_errmsg(&err));
+			goto out;
+		}
+	} else {
+		fp = open_memstream(&mem, &len);
+		if (!fp || idx_builder_write(&m->b, fp, &err) || fclose(fp)) {
+			fp = NULL;
+			cli_error(path, "%s", err.code ? mp_errmsg(&err)
+							: "out of memory");
+			goto out;
+		}
+		fp = NULL;
+		if (mp_zstd_compress(&z, mem, len, 19, &err)) {
+			cli_error(path, "%s", mp_errmsg(&err));
+			goto out;
+		}
+		free(mem);
+		mem = NULL;
+		if (fwrite(z.data, 1, z.size, of.fp) != z.size) {
+			cli_error(path, "cannot write output: %s", strerror(errno));
+			goto out;
+		}
 	}
 	if (mp_outfile_commit(&of, &err)) {
 		cli_error(path, "%s", mp_errmsg(&err));
@@ -511,6 +511,8 @@ int merge_write(struct merge *m, const char *path)
 	}
 	rc = EXIT_OK;
 out:
+	if (fp)
+		fclose(fp);
 	mp_outfile_abort(&of);
 	mp_buf_release(&z);
 	free(mem);

@@ -218,6 +218,7 @@ void idx_builder_release(struct idx_builder *b)
 	ht_map_release(&b->path_map);
 	ht_release(&b->frame_ht);
 	ht_map_release(&b->trie_map);
+	ht_map_release(&b->stack_map);
 	mp_arena_release(&b->arena);
 	memset(b, 0, sizeof(*b));
 }
@@ -249,6 +250,20 @@ static enum mp_errcode add_hist(struct idx_bctx *c, const uint64_t *hist,
 	return MP_OK;
 }
 
+/* Is trie node NODE the leaf of exactly the stack FRAMES[0..N-1]? */
+static bool same_stack(const struct idx_builder *b, uint32_t node,
+		       const uint32_t *frames, uint32_t n)
+{
+	uint32_t node1 = node + 1;
+
+	for (uint32_t k = 0; k < n; k++) {
+		if (!node1 || b->trie[node1 - 1].a != frames[k])
+			return false;
+		node1 = b->trie[node1 - 1].b;
+	}
+	return node1 == 0;
+}
+
 enum mp_errcode idx_builder_frame(struct idx_builder *b,
 				  const struct idx_frame *f, uint32_t *id)
 {
@@ -265,19 +280,33 @@ enum mp_errcode idx_builder_add_stack(struct idx_builder *b,
 	struct idx_bctx *c;
 	struct mp_mib m = *mib;
 	enum mp_errcode rc;
+	uint64_t h;
 
 	if (n == 0)
 		return mp_fail(err, MP_E_INVALID, "a context with no frame");
-	/* From the outermost frame in, so stacks share their prefixes. */
-	for (uint32_t k = n; k-- > 0;) {
-		if (frames[k] >= b->nframes)
-			return mp_fail(err, MP_E_INVALID, "frame id %u out of range",
-				       frames[k]);
-		rc = intern_rec(&b->trie, &b->ntrie, &b->atrie, &b->trie_map,
-				(struct idx_rec){ frames[k], parent1 }, &node);
-		if (rc)
-			return mp_fail(err, rc, NULL);
-		parent1 = node + 1;
+	/*
+	 * Most stacks arrive again and again (once per input): look the whole
+	 * stack up by its hash and check the hit by walking up the trie, a
+	 * probe instead of one per frame.  A collision just takes the walk.
+	 */
+	h = mp_hash_bytes(frames, (size_t)n * sizeof(*frames), n);
+	if (!ht_map_get(&b->stack_map, h, &node) ||
+	    !same_stack(b, node, frames, n)) {
+		/* From the outermost frame in, so stacks share prefixes. */
+		for (uint32_t k = n; k-- > 0;) {
+			if (frames[k] >= b->nframes)
+				return mp_fail(err, MP_E_INVALID,
+					       "frame id %u out of range", frames[k]);
+			rc = intern_rec(&b->trie, &b->ntrie, &b->atrie,
+					&b->trie_map,
+					(struct idx_rec){ frames[k], parent1 }, &node);
+			if (rc)
+				return mp_fail(err, rc, NULL);
+			parent1 = node + 1;
+		}
+		if (!ht_map_get(&b->stack_map, h, &parent1) &&
+		    ht_map_put(&b->stack_map, h, node))
+			return mp_fail(err, MP_E_NOMEM, NULL);
 	}
 	if (b->ntrie > b->anode_ctx) {
 		size_t old = b->anode_ctx;

@@ -84,6 +84,7 @@ struct idx_builder {
 	struct idx_rec *trie;		/* frame, parent + 1 */
 	size_t ntrie, atrie;
 	struct ht_map trie_map;		/* (frame, parent + 1) -> node */
+	struct ht_map stack_map;	/* hash of a whole stack -> its leaf */
 	/* Contexts, and for each trie node its context + 1. */
 	struct idx_bctx *ctxs;
 	size_t nctxs, actxs;
