@@ -300,13 +300,39 @@ START_TEST(empty_profile)
 }
 END_TEST
 
-START_TEST(every_truncation_is_rejected)
+/* Sweep 0: a file built here; sweep 1: the committed fixture. */
+static unsigned char *sweep_input(int which, size_t *size)
 {
 	static const int order[] = { 0, 1, 2, 3 };
+	const char *dir = getenv("FIXTURES");
+	char path[4096];
+	unsigned char *d;
+	FILE *fp;
+	long n;
+
+	if (which == 0)
+		return build(order, 4, 1, size);
+	snprintf(path, sizeof(path), "%s/basic.memprof", dir ? dir : "tests/fixtures");
+	fp = fopen(path, "rb");
+	ck_assert_msg(fp != NULL, "cannot open %s", path);
+	fseek(fp, 0, SEEK_END);
+	n = ftell(fp);
+	rewind(fp);
+	d = malloc((size_t)n);
+	ck_assert_uint_eq(fread(d, 1, (size_t)n, fp), (size_t)n);
+	fclose(fp);
+	*size = (size_t)n;
+	return d;
+}
+
+static const char *const sweep_names[] = { "built here", "basic.memprof" };
+
+START_TEST(every_truncation_is_rejected)
+{
 	unsigned char *d;
 	size_t size;
 
-	d = build(order, 4, 1, &size);
+	d = sweep_input(_i, &size);
 	for (size_t len = 0; len < size; len++) {
 		unsigned char *copy = malloc(len ? len : 1);
 		struct mp_err err = { 0 };
@@ -318,7 +344,7 @@ START_TEST(every_truncation_is_rejected)
 		ck_assert(err.detail[0]);
 		free(copy);
 	}
-	printf("indexed: %zu truncations rejected\n", size);
+	printf("indexed (%s): %zu truncations rejected\n", sweep_names[_i], size);
 	free(d);
 }
 END_TEST
@@ -343,9 +369,8 @@ static int visit_all(void *arg, const struct idx_file *f,
  */
 START_TEST(every_byte_mutation_is_safe)
 {
-	static const int order[] = { 0, 1, 2, 3 };
 	size_t size, cases = 0, rejected = 0;
-	unsigned char *d = build(order, 4, 1, &size);
+	unsigned char *d = sweep_input(_i, &size);
 
 	for (size_t i = 0; i < size; i++) {
 		unsigned char orig = d[i];
@@ -373,8 +398,8 @@ START_TEST(every_byte_mutation_is_safe)
 		}
 		d[i] = orig;
 	}
-	printf("indexed: %zu single-byte mutations, %zu rejected, the rest "
-	       "read and walked cleanly\n", cases, rejected);
+	printf("indexed (%s): %zu single-byte mutations, %zu rejected, the "
+	       "rest read and walked cleanly\n", sweep_names[_i], cases, rejected);
 	free(d);
 }
 END_TEST
@@ -403,8 +428,8 @@ int main(void)
 	tcase_add_test(tc, weight_scales_counts);
 	tcase_add_test(tc, empty_profile);
 	tcase_add_test(tc, disk_hash_is_fnv1a);
-	tcase_add_test(sw, every_truncation_is_rejected);
-	tcase_add_test(sw, every_byte_mutation_is_safe);
+	tcase_add_loop_test(sw, every_truncation_is_rejected, 0, 2);
+	tcase_add_loop_test(sw, every_byte_mutation_is_safe, 0, 2);
 	tcase_set_timeout(sw, 300);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, sw);
