@@ -95,11 +95,57 @@ static bool keyed(const struct level *l)
 	return l && (l->kind == K_OBJECT || l->kind == K_ROW);
 }
 
-/* JSON string escaping; YAML double-quoted strings accept the same. */
+/*
+ * The length of the valid UTF-8 sequence at P (1 to 4), or 0: overlong
+ * forms, surrogates and code points past U+10FFFF are not valid.
+ */
+static size_t utf8_len(const unsigned char *p)
+{
+	unsigned c = p[0];
+	size_t n;
+	uint32_t cp;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, cp = c & 0x07;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;	/* also stops at the terminating NUL */
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/*
+ * JSON string escaping; YAML double-quoted strings accept the same.  Both
+ * must be Unicode, and names from binaries are bytes: a byte that is not
+ * part of valid UTF-8 becomes U+FFFD.
+ */
 static void put_quoted(FILE *out, const char *s)
 {
 	putc('"', out);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p >= 0x80) {
+			size_t n = utf8_len(p);
+
+			if (n == 0) {
+				fputs("\\ufffd", out);
+			} else {
+				fwrite(p, 1, n, out);
+				p += n - 1;
+			}
+			continue;
+		}
 		switch (*p) {
 		case '"': fputs("\\\"", out); break;
 		case '\\': fputs("\\\\", out); break;

@@ -313,8 +313,9 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 		a->rc = mp_fail(a->err, MP_E_NOMEM, NULL);
 		return 1;
 	}
-	for (uint32_t k = 0; k < d; k++)
-		idx_stack_frame(f, c->stack_id, k, &buf->idx[k], a->paths[k],
+	for (uint32_t k = 0, node = c->stack_id; k < d;
+	     k++, node = idx_node_parent1(f, node) - 1)
+		idx_stack_frame(f, node, 0, &buf->idx[k], a->paths[k],
 				sizeof(a->paths[k]));
 	a->rc = idx_builder_add(&a->m->b, buf->idx, d, &c->mib, c->hist,
 				c->nhist, a->weight, a->err);
@@ -486,8 +487,13 @@ int merge_write(struct merge *m, const char *path)
 			goto out;
 		}
 	} else {
+		/*
+		 * glibc's memstream fclose() reports success even when its
+		 * final realloc fails, leaving MEM NULL.
+		 */
 		fp = open_memstream(&mem, &len);
-		if (!fp || idx_builder_write(&m->b, fp, &err) || fclose(fp)) {
+		if (!fp || idx_builder_write(&m->b, fp, &err) || fclose(fp) ||
+		    !mem) {
 			fp = NULL;
 			cli_error(path, "%s", err.code ? mp_errmsg(&err)
 							: "out of memory");

@@ -101,10 +101,20 @@ static enum mp_errcode add_raw(struct view *v, const char *path,
 }
 
 /* Copy the contexts of an indexed file in, each with its frames. */
+/*
+ * A trie lets N nodes describe N^2/2 frames, and the view copies frames
+ * out per context: an indexed file may expand to at most this many frames
+ * per byte of it (at least VIEW_FRAMES_MIN).  Real profiles stay far
+ * below (the fixtures: under one frame per 10 bytes).
+ */
+#define VIEW_FRAMES_PER_BYTE 16
+#define VIEW_FRAMES_MIN 65536
+
 struct idx_add {
 	struct view *v;
 	uint32_t input;
 	enum mp_errcode rc;
+	uint64_t frames, max_frames;
 };
 
 static int add_idx_context(void *arg, const struct idx_file *f,
@@ -113,9 +123,14 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 	struct idx_add *a = arg;
 	struct view *v = a->v;
 	struct view_context *c;
-	uint32_t d = idx_stack_depth(f, ic->stack_id);
+	uint32_t d = idx_stack_depth(f, ic->stack_id), node = ic->stack_id;
 	char path[4096];
 
+	a->frames += d;
+	if (a->frames > a->max_frames) {
+		a->rc = MP_E_TOO_LARGE;
+		return 1;
+	}
 	if (!MP_GROW(v->contexts, v->alloc_contexts, v->ncontexts + 1))
 		goto nomem;
 	c = &v->contexts[v->ncontexts];
@@ -124,17 +139,19 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 	c->input = a->input;
 	c->mib = ic->mib;
 	c->nhist = ic->nhist;
-	c->hist = mp_arena_memdup(&v->arena, ic->hist,
-				  (size_t)ic->nhist * sizeof(*ic->hist) + 1);
+	/* A schema without a histogram array gives hist == NULL. */
+	c->hist = ic->nhist ? mp_arena_memdup(&v->arena, ic->hist,
+					      (size_t)ic->nhist * sizeof(*ic->hist))
+			    : NULL;
 	c->frames = mp_arena_alloc(&v->arena, (size_t)d * sizeof(*c->frames) + 1);
-	if (!c->hist || !c->frames)
+	if ((ic->nhist && !c->hist) || !c->frames)
 		goto nomem;
 	c->nframes = d;
-	for (uint32_t k = 0; k < d; k++) {
+	for (uint32_t k = 0; k < d; k++, node = idx_node_parent1(f, node) - 1) {
 		struct view_frame *vf = &c->frames[k];
 		struct idx_frame x;
 
-		idx_stack_frame(f, ic->stack_id, k, &x, path, sizeof(path));
+		idx_stack_frame(f, node, 0, &x, path, sizeof(path));
 		if (x.flags & IDX_FRAME_UNSYMBOLIZED) {
 			/* The build id is kept as hex in the function slot. */
 			vf->unsymbolized_id = x.function;
@@ -161,7 +178,7 @@ static enum mp_errcode add_indexed(struct view *v, const char *path,
 				   struct mp_buf *buf, const char *function,
 				   struct mp_err *err)
 {
-	struct idx_add a = { v, (uint32_t)v->ninputs, MP_OK };
+	struct idx_add a = { v, (uint32_t)v->ninputs, MP_OK, 0, 0 };
 	struct idx_file *f;
 	struct view_input *vi;
 	enum mp_errcode rc;
@@ -187,11 +204,19 @@ static enum mp_errcode add_indexed(struct view *v, const char *path,
 	vi->nprofiles = 1;
 	vi->compressed = buf->was_compressed;
 	vi->idx = f;
+	a.max_frames = (uint64_t)buf->size * VIEW_FRAMES_PER_BYTE;
+	if (a.max_frames < VIEW_FRAMES_MIN)
+		a.max_frames = VIEW_FRAMES_MIN;
 	r = function ? idx_find_function(f, function, add_idx_context, &a)
 		     : idx_foreach_context(f, add_idx_context, &a);
 	if (r == -2)
 		return mp_fail(err, MP_E_NOT_FOUND,
 			       "no function '%s' in the profile", function);
+	if (a.rc == MP_E_TOO_LARGE)
+		return mp_fail(err, MP_E_TOO_LARGE,
+			       "its stacks expand to more than %llu frames (%d per "
+			       "byte of the file)", (unsigned long long)a.max_frames,
+			       VIEW_FRAMES_PER_BYTE);
 	if (r || a.rc)
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	vi->ncontexts = v->ncontexts;

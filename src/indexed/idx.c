@@ -1248,6 +1248,54 @@ static bool collect_items(const struct idx_file *f, struct ht_disk_item **out)
 	return true;
 }
 
+static const struct idx_file *sort_f;
+
+static int by_item_name(const void *x, const void *y)
+{
+	const struct ht_disk_item *a = x, *b = y;
+
+	return strcmp(string_at(sort_f, a->name), string_at(sort_f, b->name));
+}
+
+static int by_record(const void *x, const void *y)
+{
+	const struct ht_disk_item *a = x, *b = y;
+
+	return a->record_offset < b->record_offset ? -1
+	       : a->record_offset > b->record_offset;
+}
+
+/*
+ * Records must not overlap and a function has one: otherwise a small file
+ * could list one big record many times over.
+ */
+static enum mp_errcode check_items(const struct idx_file *f,
+				   struct ht_disk_item *items, struct mp_err *err)
+{
+	uint32_t n = f->hash.nentries;
+
+	qsort(items, n, sizeof(*items), by_record);
+	for (uint32_t i = 1; i < n; i++)
+		if ((uint64_t)items[i - 1].record_offset + items[i - 1].record_size >
+		    items[i].record_offset)
+			return mp_fail(err, MP_E_CORRUPT,
+				       "records of '%s' and '%s' overlap (offsets %"
+				       PRIu32 " and %" PRIu32 ")",
+				       string_at(f, items[i - 1].name),
+				       string_at(f, items[i].name),
+				       items[i - 1].record_offset,
+				       items[i].record_offset);
+	sort_f = f;
+	qsort(items, n, sizeof(*items), by_item_name);
+	for (uint32_t i = 1; i < n; i++)
+		if (strcmp(string_at(f, items[i - 1].name),
+			   string_at(f, items[i].name)) == 0)
+			return mp_fail(err, MP_E_CORRUPT,
+				       "function '%s' has two records",
+				       string_at(f, items[i].name));
+	return MP_OK;
+}
+
 enum mp_errcode idx_open(struct idx_file *f, const void *data, size_t size,
 			 struct mp_err *err)
 {
@@ -1295,6 +1343,10 @@ enum mp_errcode idx_open(struct idx_file *f, const void *data, size_t size,
 			       f->hash.nentries);
 	if (!collect_items(f, &items))
 		return mp_fail(err, MP_E_NOMEM, NULL);
+	if ((rc = check_items(f, items, err))) {
+		free(items);
+		return rc;
+	}
 	for (uint32_t i = 0; i < f->hash.nentries; i++) {
 		int r = walk_record(f, &items[i], NULL, NULL, NULL, err);
 
@@ -1310,15 +1362,6 @@ enum mp_errcode idx_open(struct idx_file *f, const void *data, size_t size,
 			       "header says %" PRIu64 " contexts, the records "
 			       "hold %" PRIu64, f->ncontexts, contexts);
 	return MP_OK;
-}
-
-static const struct idx_file *sort_f;
-
-static int by_item_name(const void *x, const void *y)
-{
-	const struct ht_disk_item *a = x, *b = y;
-
-	return strcmp(string_at(sort_f, a->name), string_at(sort_f, b->name));
 }
 
 int idx_foreach_context(const struct idx_file *f, idx_context_fn fn, void *arg)
@@ -1364,6 +1407,11 @@ int idx_find_function(const struct idx_file *f, const char *name,
 	r = walk_record(f, &it, fn, arg, &hb, NULL);
 	free(hb.v);
 	return r;
+}
+
+uint32_t idx_node_parent1(const struct idx_file *f, uint32_t node)
+{
+	return mp_le32(node_ptr(f, node) + 4);
 }
 
 uint32_t idx_stack_depth(const struct idx_file *f, uint32_t stack_id)

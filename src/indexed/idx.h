@@ -169,6 +169,13 @@ int idx_foreach_context(const struct idx_file *f, idx_context_fn fn,
 int idx_find_function(const struct idx_file *f, const char *name,
 		      idx_context_fn fn, void *arg);
 
+/*
+ * The parent of trie node NODE, plus one; 0 for an outermost frame.  To
+ * read a whole stack, walk up with it and read frame 0 of each node:
+ * O(depth), where asking for frame k of the leaf k times is O(depth^2).
+ */
+uint32_t idx_node_parent1(const struct idx_file *f, uint32_t node);
+
 /* Depth of the stack STACK_ID (number of frames). */
 uint32_t idx_stack_depth(const struct idx_file *f, uint32_t stack_id);
 /*

@@ -40,6 +40,7 @@ struct stack_ref {
 	uint64_t id;
 	const unsigned char *pcs;	/* into the input buffer */
 	uint32_t npcs;
+	uint32_t ctx1;			/* its context + 1, once looked up */
 };
 
 /*
@@ -52,6 +53,14 @@ struct idmap {
 	size_t cap;
 };
 
+static void idmap_release(struct idmap *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+/* On failure M is left released: no caller has a half table to free. */
 static bool idmap_init(struct idmap *m, size_t n)
 {
 	size_t cap = 16;
@@ -61,14 +70,10 @@ static bool idmap_init(struct idmap *m, size_t n)
 	m->keys = calloc(cap, sizeof(*m->keys));
 	m->vals = calloc(cap, sizeof(*m->vals));
 	m->cap = cap;
-	return m->keys && m->vals;
-}
-
-static void idmap_release(struct idmap *m)
-{
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof(*m));
+	if (m->keys && m->vals)
+		return true;
+	idmap_release(m);
+	return false;
 }
 
 /* The slot holding KEY, or the empty slot where it would go. */
@@ -339,7 +344,7 @@ static enum mp_errcode add_hist(struct parse *p, struct raw_context *c,
 }
 
 static enum mp_errcode parse_mibs(struct parse *p, uint32_t pidx, uint64_t off,
-				  uint64_t end, const struct stack_ref *stacks,
+				  uint64_t end, struct stack_ref *stacks,
 				  const struct idmap *ids)
 {
 	uint32_t v = p->version;
@@ -370,6 +375,7 @@ static enum mp_errcode parse_mibs(struct parse *p, uint32_t pidx, uint64_t off,
 	for (uint64_t i = 0; i < count; i++) {
 		const unsigned char *m;
 		struct raw_context *c = NULL;
+		struct stack_ref *sr;
 		struct mp_mib mib;
 		uint64_t id, nh = 0;
 		size_t s;
@@ -414,9 +420,20 @@ static enum mp_errcode parse_mibs(struct parse *p, uint32_t pidx, uint64_t off,
 				     PRIu64 ", which has no stack", i, id);
 			goto out;
 		}
-		rc = file_context(p, pidx, &stacks[ids->vals[s] - 1], &c, &fresh);
-		if (rc)
-			goto out;
+		/*
+		 * Every record of a stack has the same context: look it up
+		 * once, or K records of an N-PC stack would cost K x N.
+		 */
+		sr = &stacks[ids->vals[s] - 1];
+		if (sr->ctx1) {
+			c = &p->rf->contexts[sr->ctx1 - 1];
+			fresh = false;
+		} else {
+			rc = file_context(p, pidx, sr, &c, &fresh);
+			if (rc)
+				goto out;
+			sr->ctx1 = (uint32_t)(c - p->rf->contexts) + 1;
+		}
 		/* One process wrote the whole file: later records are newer. */
 		if (fresh)
 			c->mib = mib;
