@@ -38,6 +38,10 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TOOL_SRC := $(wildcard tests/tools/*.c)
 TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tests/%)
 
+# The fuzz targets' regression drivers and the fault-injection shim;
+# appends to TOOL_BIN, so it comes after it.
+include tests/fuzz/fuzz.mk
+
 LIBA := $(BUILD)/libmemprofdata.a
 BIN  := $(BUILD)/memprof-data
 

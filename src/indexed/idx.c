@@ -1,5 +1,6 @@
 #include "idx.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -860,7 +861,8 @@ enum mp_errcode idx_builder_write(struct idx_builder *b, FILE *out,
 		mp_put_le64(e + 16, sec_size[s]);
 	}
 	if (fwrite(o.d, 1, o.n, out) != o.n) {
-		rc = mp_fail(err, MP_E_IO, "cannot write output");
+		rc = mp_fail(err, MP_E_IO, "cannot write output: %s",
+			     strerror(errno ? errno : EIO));
 		goto done;
 	}
 	rc = MP_OK;

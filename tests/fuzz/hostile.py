@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Write small hostile profiles that cost far more to read than their size.
+
+    python3 tests/fuzz/hostile.py OUTDIR [SCALE]
+
+Each is valid by every check the readers made when it was written; what
+it attacked is the work or memory per input byte.  All four found bugs,
+fixed in 1a86d5b; the files (SCALE 1) are in tests/fuzz/corpus/ and
+guard the fixes.  SCALE (default 1) multiplies the sizes, to see the
+effect with `memprof-data show` at a glance.
+
+raw-shared-stack.profraw
+    v4: K MIB records that all name one stack of N PCs.  The raw reader
+    copied the stack's PCs for every record: memory and time K x N,
+    quadratic in the file size (now once per stack).
+idx-deep-trie.memprof
+    indexed: a trie that is one chain of N nodes, each node a context, one
+    function, a small MIB schema.  Every context is N/2 frames deep on
+    average: N^2/2 frames in all, read frame by frame from the leaf in
+    N^3/6 steps (now: walked up in O(depth), and a view expands at most
+    16 frames per byte of the file).
+idx-shared-record.memprof
+    indexed: K hash-table items with the same name pointing at the same
+    record of C contexts: walked K times, K x C contexts listed (now
+    rejected: records may not overlap, a function has one).
+idx-no-histogram-field.memprof (SCALE 1 only)
+    indexed: one context, a MIB schema without the histogram field (the
+    format lets a writer choose its fields).  `show` crashed copying from
+    hist == NULL (now fixed in src/cli/view.c).
+"""
+import os
+import struct
+import sys
+
+RAW_MAGIC = 0xFF6D70726F667281
+
+
+def raw_shared_stack(k, n):
+    seg = struct.pack("<Q", 1) + struct.pack("<QQQQ", 0x1000, 0x100000, 0, 20) \
+        + bytes(range(20)) + b"\0" * 12
+    mib = bytearray(144)
+    struct.pack_into("<I", mib, 0, 1)           # AllocCount
+    struct.pack_into("<Q", mib, 28, 16)         # TotalSize
+    mibs = struct.pack("<Q", k) + b"".join(struct.pack("<Q", 7) + bytes(mib)
+                                           for _ in range(k))
+    pcs = b"".join(struct.pack("<Q", 0x1000 + 4 * i) for i in range(n))
+    stacks = struct.pack("<QQQ", 1, 7, n) + pcs
+    seg_off = 48
+    mib_off = seg_off + len(seg)
+    stk_off = mib_off + len(mibs)
+    total = stk_off + len(stacks)
+    hdr = struct.pack("<QQQQQQ", RAW_MAGIC, 4, total, seg_off, mib_off, stk_off)
+    return hdr + seg + mibs + stacks
+
+
+def varint(v):
+    out = bytearray()
+    while True:
+        c = v & 0x7F
+        v >>= 7
+        out.append(c | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
+def fnv1a(s):
+    h = 0xCBF29CE484222325
+    for c in s:
+        h = ((h ^ c) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def indexed(trie, records, items, ncontexts, hist=True):
+    """An indexed v8 file: one function "f" (string id 1), one frame.
+
+    TRIE is a list of (frame, parent1); RECORDS the records section;
+    ITEMS a list of (record offset, record size, contexts), all for "f".
+    The MIB schema is AllocCount and, when HIST, the histogram: a record's
+    context is its stack id, AllocCount and (HIST) a histogram length.
+    """
+    def pad(x):
+        return x + b"\0" * (-len(x) % 8)
+
+    strings = b"\0f\0"
+    summary = struct.pack("<II", 0, 0)
+    paths = struct.pack("<I", 0)
+    frames = struct.pack("<II", 1, 0) + struct.pack("<IIIIII", 1, 0, 1, 1, 0, 0)
+    trie_b = struct.pack("<I", len(trie)) + b"".join(
+        struct.pack("<II", fr, p1) for fr, p1 in trie)
+    schema = struct.pack("<I", 2 if hist else 1) + bytes([1, 1])  # AllocCount
+    if hist:
+        schema += bytes([27, 2])                # histogram, varint array
+    h = fnv1a(b"f")
+    nb = 1
+    chain = struct.pack("<I", len(items)) + b"".join(
+        struct.pack("<QIIII", h, 1, off, size, n) for off, size, n in items)
+    hash_b = struct.pack("<II", nb, len(items)) + struct.pack("<I", 12) + chain
+    secs = [summary, strings, paths, frames, trie_b, schema, records, hash_b]
+    off = 64 + 24 * len(secs)
+    table, body = b"", b""
+    for i, s in enumerate(secs):
+        table += struct.pack("<IIQQ", i + 1, 0, off + len(body), len(s))
+        body += pad(s)
+    size = off + len(body)
+    hdr = b"\x89MPIDX\r\n" + struct.pack("<IIQIIQQQ", 8, 1, size, len(secs), 0,
+                                          ncontexts, len(items), 1)
+    hdr += b"\0" * (64 - len(hdr))
+    return hdr + table + body
+
+
+def idx_deep_trie(n, hist=True):
+    trie = [(0, i) for i in range(n)]       # node i's parent is node i-1
+    ctx = b"\x01\x00" if hist else b"\x01"   # AllocCount 1, no histogram
+    rec = varint(n) + b"".join(varint(i) + ctx for i in range(n))
+    return indexed(trie, rec, [(0, len(rec), n)], n, hist)
+
+
+def idx_shared_record(k, c):
+    trie = [(0, 0)] + [(0, 1)] * (c - 1)    # node 0 and c-1 children of it
+    rec = varint(c) + b"".join(varint(i) + b"\x01\x00" for i in range(c))
+    return indexed(trie, rec, [(0, len(rec), c)] * k, k * c)
+
+
+def main():
+    out = sys.argv[1]
+    scale = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+    os.makedirs(out, exist_ok=True)
+    files = {
+        "raw-shared-stack.profraw": raw_shared_stack(300 * scale, 6000 * scale),
+        "idx-deep-trie.memprof": idx_deep_trie(1500 * scale),
+        "idx-shared-record.memprof": idx_shared_record(400 * scale, 1500 * scale),
+    }
+    if scale == 1:
+        # Not hostile, just legal: a schema without the histogram field.
+        files["idx-no-histogram-field.memprof"] = idx_deep_trie(1, hist=False)
+    for name, data in files.items():
+        open(os.path.join(out, name), "wb").write(data)
+
+
+if __name__ == "__main__":
+    main()
