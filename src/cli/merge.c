@@ -293,6 +293,13 @@ fail:
 	return rc;
 }
 
+/*
+ * As for show (view.c), an indexed input may expand to at most 16 frames
+ * per byte of it: a trie lets N nodes describe N^2/2 frames.
+ */
+#define MERGE_FRAMES_PER_BYTE 16
+#define MERGE_FRAMES_MIN 65536
+
 struct idx_add {
 	struct merge *m;
 	uint64_t weight;
@@ -300,6 +307,7 @@ struct idx_add {
 	enum mp_errcode rc;
 	char (*paths)[4096];
 	size_t apaths;
+	uint64_t frames, max_frames;
 };
 
 static int add_idx_context(void *arg, const struct idx_file *f,
@@ -309,6 +317,15 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 	struct stack_buf *buf = &a->m->buf;
 	uint32_t d = idx_stack_depth(f, c->stack_id);
 
+	a->frames += d;
+	if (a->frames > a->max_frames) {
+		a->rc = mp_fail(a->err, MP_E_TOO_LARGE,
+				"its stacks expand to more than %llu frames (%d "
+				"per byte of the file)",
+				(unsigned long long)a->max_frames,
+				MERGE_FRAMES_PER_BYTE);
+		return 1;
+	}
 	if (!MP_GROW(buf->idx, buf->aidx, d) || !MP_GROW(a->paths, a->apaths, d)) {
 		a->rc = mp_fail(a->err, MP_E_NOMEM, NULL);
 		return 1;
@@ -325,8 +342,13 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 static enum mp_errcode add_indexed(struct merge *m, const struct idx_file *f,
 				   uint64_t weight, struct mp_err *err)
 {
-	struct idx_add a = { m, weight, err, MP_OK, NULL, 0 };
-	int r = idx_foreach_context(f, add_idx_context, &a);
+	struct idx_add a = { m, weight, err, MP_OK, NULL, 0, 0, 0 };
+	int r;
+
+	a.max_frames = (uint64_t)f->size * MERGE_FRAMES_PER_BYTE;
+	if (a.max_frames < MERGE_FRAMES_MIN)
+		a.max_frames = MERGE_FRAMES_MIN;
+	r = idx_foreach_context(f, add_idx_context, &a);
 
 	free(a.paths);
 	if (r && !a.rc)
