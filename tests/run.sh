@@ -33,10 +33,13 @@ for t in "$BUILD"/tests/test_*; do
 	fi
 done
 
-for t in tests/cli/*.sh; do
-	[ -f "$t" ] || continue
-	echo "# $t"
-	sh "$t" "$BUILD" >"$log" 2>&1
+# Run a script that prints "ok - ..." / "not ok - ..." lines and add them
+# up; a non-zero exit with no failure line counts as one failure.
+run_tap() {
+	name=$1
+	shift
+	echo "# $name"
+	"$@" >"$log" 2>&1
 	rc=$?
 	cat "$log"
 	p=$(grep -c '^ok - ' "$log")
@@ -44,25 +47,18 @@ for t in tests/cli/*.sh; do
 	passed=$((passed + p))
 	failed=$((failed + f))
 	if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
-		echo "not ok - $t exited with status $rc"
+		echo "not ok - $name exited with status $rc"
 		failed=$((failed + 1))
 	fi
+}
+
+for t in tests/cli/*.sh; do
+	[ -f "$t" ] && run_tap "$t" sh "$t" "$BUILD"
 done
 
 # The runtime's tests build programs against BUILD/libmemprof.a.
 if [ -f "$BUILD/libmemprof.a" ] && [ -x tests/runtime/run.sh ]; then
-	echo "# tests/runtime/run.sh"
-	tests/runtime/run.sh "$BUILD" >"$log" 2>&1
-	rc=$?
-	cat "$log"
-	p=$(grep -c '^ok - ' "$log")
-	f=$(grep -c '^not ok - ' "$log")
-	passed=$((passed + p))
-	failed=$((failed + f))
-	if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
-		echo "not ok - tests/runtime/run.sh exited with status $rc"
-		failed=$((failed + 1))
-	fi
+	run_tap tests/runtime/run.sh tests/runtime/run.sh "$BUILD"
 fi
 
 echo "check: $passed passed, $failed failed"

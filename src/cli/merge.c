@@ -513,15 +513,21 @@ int merge_write(struct merge *m, const char *path)
 		 * glibc's memstream fclose() reports success even when its
 		 * final realloc fails, leaving MEM NULL.
 		 */
+		enum mp_errcode wrc;
+		int crc;
+
 		fp = open_memstream(&mem, &len);
-		if (!fp || idx_builder_write(&m->b, fp, &err) || fclose(fp) ||
-		    !mem) {
-			fp = NULL;
-			cli_error(path, "%s", err.code ? mp_errmsg(&err)
-							: "out of memory");
+		if (!fp) {
+			cli_error(path, "out of memory");
 			goto out;
 		}
+		wrc = idx_builder_write(&m->b, fp, &err);
+		crc = fclose(fp);
 		fp = NULL;
+		if (wrc || crc || !mem) {
+			cli_error(path, "%s", wrc ? mp_errmsg(&err) : "out of memory");
+			goto out;
+		}
 		if (mp_zstd_compress(&z, mem, len, 19, &err)) {
 			cli_error(path, "%s", mp_errmsg(&err));
 			goto out;
@@ -539,8 +545,6 @@ int merge_write(struct merge *m, const char *path)
 	}
 	rc = EXIT_OK;
 out:
-	if (fp)
-		fclose(fp);
 	mp_outfile_abort(&of);
 	mp_buf_release(&z);
 	free(mem);
