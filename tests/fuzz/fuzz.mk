@@ -85,7 +85,7 @@ fuzz: fuzz-build
 			-artifact_prefix=$(FUZZ_OUT)/artifacts/$$t- $(FUZZ_FLAGS) \
 			$(FUZZ_OUT)/$$t tests/fuzz/corpus/$$t \
 			>$$log 2>&1 || { tail -n 40 $$log; exit 1; }; \
-		grep -E '^#[0-9]+ .*cov: ' $$log | tail -n 1; \
+		grep -E '^#[0-9]+[[:space:]].*cov: ' $$log | tail -n 1; \
 		grep -E '^Done|^stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb)' \
 			$$log; \
 	done
