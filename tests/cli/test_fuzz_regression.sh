@@ -1,5 +1,6 @@
 #!/bin/sh
-# Fuzz regression: replay every committed corpus input through its target
+# Fuzz regression: replay every committed corpus input (tests/fuzz/corpus/
+# and the named reproducers of fixed bugs, tests/fuzz/regress/) through its target
 # (BUILD/tests/fuzz-regress-*, built from tests/fuzz/ by tests/fuzz/fuzz.mk)
 # within the time and heap bounds of tests/fuzz/regression.c; check that
 # every must-fail indexed file of tests/fuzz/bad-indexed/ is rejected by
@@ -21,7 +22,10 @@ for t in raw indexed roundtrip show; do
 		echo "# skipped: $bin is not built (include tests/fuzz/fuzz.mk)"
 		continue
 	fi
-	if "$bin" "tests/fuzz/corpus/$t" >"$tmp/out" 2>"$tmp/err"; then
+	dirs="tests/fuzz/corpus/$t"
+	[ -d "tests/fuzz/regress/$t" ] && dirs="$dirs tests/fuzz/regress/$t"
+	# shellcheck disable=SC2086
+	if "$bin" $dirs >"$tmp/out" 2>"$tmp/err"; then
 		ok "$(cat "$tmp/out")"
 	else
 		notok "fuzz_$t corpus replay (status $?): $(tail -n 5 "$tmp/err" | tr '\n' ' ')"
@@ -55,7 +59,7 @@ done
 
 # Known bugs awaiting a fix in src/ (see tests/fuzz/pending/README.md):
 # each must still fail its target, quickly; once one passes, move it to
-# tests/fuzz/corpus/<target>/ so that it guards the fix.
+# tests/fuzz/regress/<target>/ so that it guards the fix.
 for d in tests/fuzz/pending/*/; do
 	t=$(basename "$d")
 	bin="$BUILD/tests/fuzz-regress-$t"
@@ -65,7 +69,7 @@ for d in tests/fuzz/pending/*/; do
 		case $f in *.md) continue ;; esac
 		if FUZZ_TIMEOUT=2 "$bin" "$f" >"$tmp/out" 2>&1; then
 			if grep -q 'heap <=' "$tmp/out"; then
-				echo "# pending $t/$(basename "$f"): passes now; move it to tests/fuzz/corpus/$t/"
+				echo "# pending $t/$(basename "$f"): passes now; move it to tests/fuzz/regress/$t/"
 			else
 				echo "# pending $t/$(basename "$f"): passes, but this build (ASan) does not bound the heap; judge it with a plain build"
 			fi

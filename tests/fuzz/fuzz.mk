@@ -3,14 +3,16 @@
 # TOOL_BIN is defined (it appends to it, so `make check` and
 # `make check-asan` build the regression drivers and the shim).
 #
-#   make check                 replays tests/fuzz/corpus/* through every
+#   make check                 replays tests/fuzz/corpus/* and regress/* through every
 #                              target (tests/cli/test_fuzz_regression.sh)
 #   make fuzz FUZZ_SECONDS=N   fuzzes each target N seconds, one after the
 #                              other (clang + libFuzzer + ASan + UBSan);
 #                              corpus grows in tests/fuzz/out/<target>/,
 #                              crashes land in tests/fuzz/out/artifacts/
 #   make fuzz-minimize         merges tests/fuzz/out/<target>/ into the
-#                              committed tests/fuzz/corpus/<target>/ (-merge=1)
+#                              committed tests/fuzz/corpus/<target>/ (-merge=1);
+#                              tests/fuzz/regress/<target>/ (named reproducers
+#                              of fixed bugs) is replayed too, never minimized
 #   make fuzz-seed             rebuilds the seed corpora from the fixtures
 #   make fuzz-coverage         line/branch coverage of src/ by the corpora
 #   make check-valgrind        tests/cli/test_show.sh and test_merge.sh with
@@ -84,6 +86,7 @@ fuzz: fuzz-build
 			-timeout=10 -rss_limit_mb=2048 -max_len=16384 \
 			-artifact_prefix=$(FUZZ_OUT)/artifacts/$$t- $(FUZZ_FLAGS) \
 			$(FUZZ_OUT)/$$t tests/fuzz/corpus/$$t \
+			$$(ls -d tests/fuzz/regress/$$t 2>/dev/null) \
 			>$$log 2>&1 || { tail -n 40 $$log; exit 1; }; \
 		grep -E '^#[0-9]+[[:space:]].*cov: ' $$log | tail -n 1; \
 		grep -E '^Done|^stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb)' \
@@ -100,7 +103,8 @@ fuzz-minimize: fuzz-build $(FUZZ_REGRESS)
 		mkdir -p tests/fuzz/corpus/$$t.new $(FUZZ_OUT)/$$t $(FUZZ_OUT)/rejected/$$t; \
 		$(FUZZ_BUILD)/fuzz_$$t -merge=1 -max_len=16384 \
 			tests/fuzz/corpus/$$t.new tests/fuzz/corpus/$$t \
-			$(FUZZ_OUT)/$$t 2>&1 | grep -E 'MERGE-OUTER: [0-9]+ new files' || true; \
+			$(FUZZ_OUT)/$$t $$(ls -d tests/fuzz/regress/$$t 2>/dev/null) \
+			2>&1 | grep -E 'MERGE-OUTER: [0-9]+ new files' || true; \
 		rm -rf tests/fuzz/corpus/$$t; \
 		mv tests/fuzz/corpus/$$t.new tests/fuzz/corpus/$$t; \
 		while bad=$$($(BUILD)/tests/fuzz-regress-$$t tests/fuzz/corpus/$$t 2>&1 >/dev/null | \
@@ -140,7 +144,8 @@ fuzz-coverage: $(FUZZ_ALL:%=$(FUZZ_COV)/regress-%)
 	@rm -f $(FUZZ_COV)/*.cov
 	@for t in $(FUZZ_ALL); do \
 		LLVM_PROFILE_FILE=$(FUZZ_COV)/$$t.cov $(FUZZ_COV)/regress-$$t \
-			tests/fuzz/corpus/$$t >/dev/null || exit 1; \
+			tests/fuzz/corpus/$$t $$(ls -d tests/fuzz/regress/$$t 2>/dev/null) \
+			>/dev/null || exit 1; \
 	done
 	@$(FUZZ_CC:clang%=llvm-profdata%) merge -o $(FUZZ_COV)/corpus.profdata \
 		$(FUZZ_COV)/*.cov
