@@ -8,6 +8,8 @@
 #
 # CFLAGS default to -O2 -g; CI (CI=true) adds -Werror.
 
+.DEFAULT_GOAL := all
+
 CC      ?= cc
 PREFIX  ?= /usr/local
 BUILD   ?= build
