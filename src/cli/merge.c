@@ -1,36 +1,78 @@
 #include "merge.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "../common/mp_file.h"
 #include "cli.h"
 
-/* One decoded input, handed from a worker to the main thread. */
-struct slot {
-	struct mp_buf buf;
-	struct raw_file rf;
-	struct idx_file idx;
-	bool indexed;
-	bool ready;
-	enum mp_errcode rc;
-	struct mp_err err;
+/*
+ * Location keys.  A PC means different things in different processes
+ * (ASLR), so a stack is keyed by where its PCs lie instead: a space (a
+ * module of the symbolizer, a build id that no module has, or bare
+ * addresses) and a value in it (ELF address, offset in the module, PC),
+ * packed as space << 48 | value.  Within one segment of one memory map the
+ * value is the PC plus a constant, found once per segment and input by
+ * sym_map_pc() on the segment's first PC (which also gives its warnings
+ * and --strict errors), so a PC costs a segment lookup and an addition.
+ * A value of 48 bits or more, or a space number past 16 bits, is escaped:
+ * interned in a table, the key being SPACE_ESCAPE << 48 | its index.
+ */
+#define LOC_BITS 48
+#define LOC_MASK ((UINT64_C(1) << LOC_BITS) - 1)
+#define LOC_MAX_SPACE 0xffffu
+
+enum { SPACE_ESCAPE, SPACE_ADDRESS, SPACE_FIRST };
+
+struct merge_space {
+	int32_t module;		/* sym module, or -1: a bare build id */
+	uint32_t build_id_size;
+	uint8_t build_id[RAW_BUILD_ID_MAX];
 };
 
-struct pipeline {
-	const struct merge_input *in;
-	struct slot *slots;
-	size_t n;
-	size_t next;		/* next input a worker takes */
-	size_t consumed;	/* inputs the main thread is done with */
-	size_t window;		/* how far decoding may run ahead */
-	pthread_mutex_t lock;
-	pthread_cond_t ready, space;
+struct merge_escape {
+	uint64_t space, value;
 };
+
+/* A segment's location space and PC-to-value constant, once known. */
+struct segmap {
+	uint64_t space, delta;
+	bool known;
+};
+
+/* A profile's segments sorted by start, when none overlap. */
+struct seg_range {
+	uint64_t start, end;
+	uint32_t index;
+};
+
+/* What a worker reuses from one raw input to the next. */
+struct scratch {
+	struct segmap *segs;		/* every profile's, back to back */
+	size_t asegs;
+	struct seg_range *ranges;	/* likewise */
+	size_t aranges;
+	size_t *base;			/* profile -> its first segment */
+	size_t abase;
+	bool *disjoint;			/* profile -> segments do not overlap */
+	size_t adisjoint;
+	uint64_t *keys;			/* one stack's location keys */
+	size_t akeys;
+	struct ht_map seg_cache;	/* overlapping maps: PC -> segment + 1 */
+};
+
+static void scratch_release(struct scratch *s)
+{
+	free(s->segs);
+	free(s->ranges);
+	free(s->base);
+	free(s->disjoint);
+	free(s->keys);
+	ht_map_release(&s->seg_cache);
+	memset(s, 0, sizeof(*s));
+}
 
 void merge_init(struct merge *m, const struct merge_opts *opts,
 		struct sym_ctx *sym)
@@ -40,96 +82,296 @@ void merge_init(struct merge *m, const struct merge_opts *opts,
 	if (m->opts.jobs == 0)
 		m->opts.jobs = 1;
 	m->sym = sym;
+	ctab_init(&m->tab);
+	pthread_mutex_init(&m->lock, NULL);
+	pthread_mutex_init(&m->b_lock, NULL);
 	idx_builder_init(&m->b);
 }
 
-/* Where a PC is, independent of the process: the key of the PC cache. */
-struct merge_pc {
-	int32_t module;		/* sym module, or -1 */
-	uint32_t build_id_size;
-	uint64_t where;		/* module address, module offset, or PC */
-	uint8_t build_id[RAW_BUILD_ID_MAX];
-	uint32_t first, n;	/* its frames in merge.ids */
-};
-
 void merge_release(struct merge *m)
 {
-	if (!m)
+	if (!m || !m->opts.jobs)
 		return;
+	ctab_release(&m->tab);
+	pthread_mutex_destroy(&m->lock);
+	pthread_mutex_destroy(&m->b_lock);
+	free(m->spaces);
+	free(m->escapes);
+	ht_release(&m->space_ht);
+	ht_release(&m->escape_ht);
 	idx_builder_release(&m->b);
 	stack_buf_release(&m->buf);
-	ht_release(&m->pc_ht);
-	free(m->pcs);
+	ht_map_release(&m->loc_map);
+	free(m->loc_first);
+	free(m->loc_n);
 	free(m->ids);
 	free(m->runtime);
 	free(m->stack);
-	free(m->stack_rt);
 	memset(m, 0, sizeof(*m));
 }
 
-static void pc_key(const struct raw_profile *prof, uint64_t pc,
-		   const struct sym_addr *a, struct merge_pc *k)
+static bool space_eq(const void *key, uint32_t id, const void *ctx)
 {
-	memset(k, 0, sizeof(*k));
-	k->module = a->module;
-	if (a->module >= 0) {
-		k->where = a->addr;
-	} else if (a->segment >= 0 && a->build_id_size) {
-		k->build_id_size = a->build_id_size;
-		memcpy(k->build_id, prof->segments[a->segment].build_id,
-		       a->build_id_size);
-		k->where = a->offset;
-	} else {
-		/* No build id to name the module by: the address itself. */
-		k->where = pc;
+	const struct merge_space *k = key;
+	const struct merge_space *s = &((const struct merge *)ctx)->spaces[id];
+
+	return s->module == k->module && s->build_id_size == k->build_id_size &&
+	       memcmp(s->build_id, k->build_id, k->build_id_size) == 0;
+}
+
+/* The space number of K, interned if new.  m->lock held. */
+static enum mp_errcode space_of(struct merge *m, const struct merge_space *k,
+				uint64_t *out)
+{
+	uint64_t h = mp_hash_bytes(k->build_id, k->build_id_size,
+				   (uint32_t)k->module);
+	uint32_t id = ht_find(&m->space_ht, h, space_eq, k, m);
+
+	if (id == HT_NONE) {
+		if (m->nspaces >= UINT32_MAX - 1)
+			return MP_E_TOO_LARGE;
+		if (!MP_GROW(m->spaces, m->aspaces, m->nspaces + 1) ||
+		    ht_insert(&m->space_ht, h, (uint32_t)m->nspaces))
+			return MP_E_NOMEM;
+		m->spaces[m->nspaces] = *k;
+		id = (uint32_t)m->nspaces++;
 	}
+	*out = SPACE_FIRST + (uint64_t)id;
+	return MP_OK;
 }
 
-static uint64_t pc_hash(const struct merge_pc *k)
+static bool escape_eq(const void *key, uint32_t id, const void *ctx)
 {
-	uint64_t h = mp_hash64(k->where ^ ((uint64_t)(uint32_t)k->module << 40));
+	const struct merge_escape *k = key;
+	const struct merge_escape *e = &((const struct merge *)ctx)->escapes[id];
 
-	if (k->build_id_size)
-		h = mp_hash_bytes(k->build_id, k->build_id_size, h);
-	return h;
+	return e->space == k->space && e->value == k->value;
 }
 
-static bool pc_eq(const void *key, uint32_t id, const void *ctx)
+/* The location key of VALUE in SPACE.  Takes m->lock to escape. */
+static enum mp_errcode loc_key(struct merge *m, uint64_t space, uint64_t value,
+			       uint64_t *key)
 {
-	const struct merge_pc *k = key, *p = &((const struct merge *)ctx)->pcs[id];
+	struct merge_escape k = { space, value };
+	enum mp_errcode rc = MP_OK;
+	uint64_t h;
+	uint32_t id;
 
-	return p->module == k->module && p->where == k->where &&
-	       p->build_id_size == k->build_id_size &&
-	       memcmp(p->build_id, k->build_id, k->build_id_size) == 0;
+	if (space <= LOC_MAX_SPACE && value <= LOC_MASK) {
+		*key = space << LOC_BITS | value;
+		return MP_OK;
+	}
+	h = mp_hash64(value ^ mp_hash64(space));
+	pthread_mutex_lock(&m->lock);
+	id = ht_find(&m->escape_ht, h, escape_eq, &k, m);
+	if (id == HT_NONE) {
+		if (m->nescapes > LOC_MASK || m->nescapes >= UINT32_MAX - 1)
+			rc = MP_E_TOO_LARGE;
+		else if (!MP_GROW(m->escapes, m->aescapes, m->nescapes + 1) ||
+			 ht_insert(&m->escape_ht, h, (uint32_t)m->nescapes))
+			rc = MP_E_NOMEM;
+		else {
+			m->escapes[m->nescapes] = k;
+			id = (uint32_t)m->nescapes++;
+		}
+	}
+	pthread_mutex_unlock(&m->lock);
+	*key = (uint64_t)SPACE_ESCAPE << LOC_BITS | id;
+	return rc;
 }
 
-/* Symbolize and intern the frames of a PC not seen before. */
-static enum mp_errcode add_pc(struct merge *m, const struct raw_profile *prof,
-			      uint64_t pc, const struct sym_addr *a,
-			      struct merge_pc *k, uint64_t h, struct mp_err *err)
+/*
+ * Find the space and constant of segment SEG of PROF from its first PC.
+ * m->lock held.
+ */
+static enum mp_errcode learn_segment(struct merge *m,
+				     const struct raw_profile *prof,
+				     uint64_t pc, struct segmap *sm,
+				     struct mp_err *err)
 {
+	struct merge_space k = { -1, 0, { 0 } };
+	struct sym_addr a;
 	enum mp_errcode rc;
 
-	m->buf.n = 0;
-	if ((rc = stack_add_pc(m->sym, prof, a, pc, &m->buf, err)))
+	if ((rc = sym_map_pc(m->sym, prof, pc, &a, err)))
 		return rc;
-	if (stack_to_idx(&m->buf) ||
-	    !MP_GROW(m->ids, m->aids, m->nids + m->buf.n) ||
-	    !MP_GROW(m->runtime, m->aruntime, m->nids + m->buf.n) ||
-	    !MP_GROW(m->pcs, m->apcs, m->npcs + 1))
-		return mp_fail(err, MP_E_NOMEM, NULL);
-	k->first = (uint32_t)m->nids;
-	k->n = (uint32_t)m->buf.n;
-	for (size_t i = 0; i < m->buf.n; i++) {
-		rc = idx_builder_frame(&m->b, &m->buf.idx[i], &m->ids[m->nids]);
+	sm->known = true;
+	if (a.module >= 0) {
+		struct sym_module_info info;
+
+		k.module = a.module;
+		if (sym_module_info(m->sym, a.module, &info) &&
+		    info.build_id_size <= RAW_BUILD_ID_MAX) {
+			k.build_id_size = info.build_id_size;
+			memcpy(k.build_id, info.build_id, info.build_id_size);
+		}
+		sm->delta = a.addr - pc;
+	} else if (a.segment >= 0 && a.build_id_size) {
+		k.build_id_size = a.build_id_size;
+		memcpy(k.build_id, a.build_id, a.build_id_size);
+		sm->delta = a.offset - pc;
+	} else {
+		/* No build id to name the module by: the address itself. */
+		sm->space = SPACE_ADDRESS;
+		sm->delta = 0;
+		return MP_OK;
+	}
+	if ((rc = space_of(m, &k, &sm->space)))
+		return mp_fail(err, rc, NULL);
+	return MP_OK;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct seg_range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Size S's arrays for RF's profiles and sort each profile's segments. */
+static enum mp_errcode prepare(struct scratch *s, const struct raw_file *rf)
+{
+	size_t total = 0;
+
+	if (!MP_GROW(s->base, s->abase, rf->nprofiles + 1) ||
+	    !MP_GROW(s->disjoint, s->adisjoint, rf->nprofiles + 1))
+		return MP_E_NOMEM;
+	for (size_t p = 0; p < rf->nprofiles; p++) {
+		s->base[p] = total;
+		total += rf->profiles[p].nsegments;
+	}
+	if (!MP_GROW(s->segs, s->asegs, total + 1) ||
+	    !MP_GROW(s->ranges, s->aranges, total + 1))
+		return MP_E_NOMEM;
+	memset(s->segs, 0, (total + 1) * sizeof(*s->segs));
+	for (size_t p = 0; p < rf->nprofiles; p++) {
+		const struct raw_profile *prof = &rf->profiles[p];
+		struct seg_range *r = s->ranges + s->base[p];
+
+		for (size_t i = 0; i < prof->nsegments; i++)
+			r[i] = (struct seg_range){ prof->segments[i].start,
+						   prof->segments[i].end,
+						   (uint32_t)i };
+		qsort(r, prof->nsegments, sizeof(*r), cmp_range);
+		s->disjoint[p] = prof->nsegments <= UINT32_MAX;
+		for (size_t i = 1; i < prof->nsegments; i++)
+			if (r[i].start < r[i - 1].end)
+				s->disjoint[p] = false;
+	}
+	return MP_OK;
+}
+
+/*
+ * The segment of profile P holding PC, as sym_map_pc() finds it (the first
+ * in the table that holds it), or -1.  *HINT is the last range found.
+ */
+static int64_t find_segment(struct scratch *s, const struct raw_profile *prof,
+			    size_t p, uint64_t pc, size_t *hint)
+{
+	const struct seg_range *r = s->ranges + s->base[p];
+	size_t lo = 0, hi = prof->nsegments;
+	uint32_t v;
+
+	if (!s->disjoint[p]) {
+		/* Overlapping segments: the first match, each PC once. */
+		if (ht_map_get(&s->seg_cache, pc, &v))
+			return (int64_t)v - 1;
+		for (v = 0; v < prof->nsegments; v++)
+			if (prof->segments[v].start <= pc &&
+			    pc < prof->segments[v].end)
+				break;
+		v = v < prof->nsegments ? v + 1 : 0;
+		if (ht_map_put(&s->seg_cache, pc, v))
+			return -2;
+		return (int64_t)v - 1;
+	}
+	if (*hint < hi && r[*hint].start <= pc && pc < r[*hint].end)
+		return r[*hint].index;
+	while (lo < hi) {	/* the first range starting after PC */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r[mid].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || pc >= r[lo - 1].end)
+		return -1;
+	*hint = lo - 1;
+	return r[lo - 1].index;
+}
+
+/*
+ * Fold the contexts of a raw file into the table, each stack as location
+ * keys.  Runs in a worker; takes m->lock only to learn a segment.
+ */
+static enum mp_errcode fold_raw(struct merge *m, struct scratch *s,
+				const struct raw_file *rf, uint64_t weight,
+				struct mp_err *err)
+{
+	enum mp_errcode rc = MP_OK;
+	size_t hint = 0, cur = SIZE_MAX;
+	bool warned_unmapped = false;
+
+	pthread_mutex_lock(&m->lock);
+	for (size_t p = 0; p < rf->nprofiles && !rc; p++)
+		rc = sym_check_profile(m->sym, &rf->profiles[p], err);
+	pthread_mutex_unlock(&m->lock);
+	if (rc)
+		return rc;
+	if ((rc = prepare(s, rf)))
+		return mp_fail(err, rc, NULL);
+
+	for (size_t i = 0; i < rf->ncontexts; i++) {
+		const struct raw_context *c = &rf->contexts[i];
+		const struct raw_profile *prof = &rf->profiles[c->profile];
+
+		if (c->npcs == 0)
+			continue;	/* no stack: nothing to attach it to */
+		if (c->profile != cur) {
+			cur = c->profile;
+			hint = 0;
+			ht_map_release(&s->seg_cache);
+		}
+		if (!MP_GROW(s->keys, s->akeys, c->npcs))
+			return mp_fail(err, MP_E_NOMEM, NULL);
+		for (uint32_t k = 0; k < c->npcs; k++) {
+			uint64_t pc = c->pcs[k], space = SPACE_ADDRESS, value = pc;
+			int64_t seg = find_segment(s, prof, cur, pc, &hint);
+			struct segmap *sm;
+
+			if (seg == -2)
+				return mp_fail(err, MP_E_NOMEM, NULL);
+			if (seg >= 0) {
+				sm = &s->segs[s->base[cur] + (size_t)seg];
+				if (!sm->known) {
+					pthread_mutex_lock(&m->lock);
+					rc = learn_segment(m, prof, pc, sm, err);
+					pthread_mutex_unlock(&m->lock);
+					if (rc)
+						return rc;
+				}
+				space = sm->space;
+				value = pc + sm->delta;
+			} else if (!warned_unmapped) {
+				/* For sym_map_pc()'s warning, once per input. */
+				struct sym_addr a;
+
+				warned_unmapped = true;
+				pthread_mutex_lock(&m->lock);
+				rc = sym_map_pc(m->sym, prof, pc, &a, err);
+				pthread_mutex_unlock(&m->lock);
+				if (rc)
+					return rc;
+			}
+			if ((rc = loc_key(m, space, value, &s->keys[k])))
+				return mp_fail(err, rc, NULL);
+		}
+		rc = ctab_fold(&m->tab, s->keys, c->npcs, &c->mib, c->hist,
+			       c->nhist, weight);
 		if (rc)
 			return mp_fail(err, rc, NULL);
-		m->runtime[m->nids++] = m->buf.sf[i] && m->buf.sf[i]->runtime;
 	}
-	m->pcs[m->npcs] = *k;
-	if (ht_insert(&m->pc_ht, h, (uint32_t)m->npcs))
-		return mp_fail(err, MP_E_NOMEM, NULL);
-	m->npcs++;
 	return MP_OK;
 }
 
@@ -154,143 +396,119 @@ bool merge_parse_weighted(const char *s, struct merge_input *in)
 	return true;
 }
 
-/* Read and validate one input: what a worker does. */
-static void decode(const char *path, struct slot *s)
+/* Symbolize location KEY and intern its frames: location m->nlocs. */
+static enum mp_errcode add_location(struct merge *m, uint64_t key,
+				    struct mp_err *err)
 {
-	s->rc = mp_file_read(&s->buf, path, &s->err);
-	if (s->rc)
-		return;
-	if (idx_is_indexed(s->buf.data, s->buf.size)) {
-		s->indexed = true;
-		s->rc = idx_open(&s->idx, s->buf.data, s->buf.size, &s->err);
-		return;
+	uint64_t space = key >> LOC_BITS, value = key & LOC_MASK;
+	const uint8_t *build_id = NULL;
+	struct sym_addr a = { 0 };
+	enum mp_errcode rc;
+
+	if (space == SPACE_ESCAPE) {
+		space = m->escapes[value].space;
+		value = m->escapes[value].value;
 	}
-	raw_file_init(&s->rf);
-	s->rc = raw_parse(&s->rf, s->buf.data, s->buf.size, &s->err);
-	/* A raw file is copied out during parsing: the bytes can go. */
-	mp_buf_release(&s->buf);
-}
+	a.module = -1;
+	a.segment = -1;
+	a.addr = a.offset = value;
+	if (space != SPACE_ADDRESS) {
+		const struct merge_space *sp = &m->spaces[space - SPACE_FIRST];
 
-static void slot_release(struct slot *s)
-{
-	raw_file_release(&s->rf);
-	mp_buf_release(&s->buf);
-}
-
-static void *worker(void *arg)
-{
-	struct pipeline *p = arg;
-
-	for (;;) {
-		size_t i;
-
-		pthread_mutex_lock(&p->lock);
-		while (p->next < p->n && p->next >= p->consumed + p->window)
-			pthread_cond_wait(&p->space, &p->lock);
-		if (p->next >= p->n) {
-			pthread_mutex_unlock(&p->lock);
-			return NULL;
-		}
-		i = p->next++;
-		pthread_mutex_unlock(&p->lock);
-
-		decode(p->in[i].path, &p->slots[i]);
-
-		pthread_mutex_lock(&p->lock);
-		p->slots[i].ready = true;
-		pthread_cond_broadcast(&p->ready);
-		pthread_mutex_unlock(&p->lock);
+		a.module = sp->module;
+		a.segment = 0;		/* it lay in a segment */
+		a.build_id_size = sp->build_id_size;
+		build_id = sp->build_id;
 	}
+	m->buf.n = 0;
+	if ((rc = stack_add_addr(m->sym, &a, value, build_id, &m->buf, err)))
+		return rc;
+	if (stack_to_idx(&m->buf) ||
+	    !MP_GROW(m->ids, m->aids, m->nids + m->buf.n) ||
+	    !MP_GROW(m->runtime, m->aruntime, m->nids + m->buf.n) ||
+	    !MP_GROW(m->loc_first, m->aloc_first, m->nlocs + 1) ||
+	    !MP_GROW(m->loc_n, m->aloc_n, m->nlocs + 1))
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	m->loc_first[m->nlocs] = (uint32_t)m->nids;
+	m->loc_n[m->nlocs] = (uint32_t)m->buf.n;
+	for (size_t i = 0; i < m->buf.n; i++) {
+		rc = idx_builder_frame(&m->b, &m->buf.idx[i], &m->ids[m->nids]);
+		if (rc)
+			return mp_fail(err, rc, NULL);
+		m->runtime[m->nids++] = m->buf.sf[i] && m->buf.sf[i]->runtime;
+	}
+	if (ht_map_put(&m->loc_map, key, (uint32_t)m->nlocs))
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	m->nlocs++;
+	return MP_OK;
 }
 
 /*
- * Fold the contexts of a raw file, symbolized, into the builder.  Each PC
- * costs a segment search and a cache probe; only a PC location never seen
- * before is symbolized and interned.  The allocation runtime's leading
- * frames are dropped as stack_symbolize() drops them.
+ * Steps 2 and 3 (merge.h): symbolize every distinct location of the table,
+ * rewriting each key as its location's index; then fold each stack, as
+ * frames without the runtime's leading ones, into the builder, freeing
+ * the table shard by shard.
  */
-static enum mp_errcode add_raw(struct merge *m, const struct raw_file *rf,
-			       uint64_t weight, struct mp_err *err)
+static enum mp_errcode build(struct merge *m, struct mp_err *err)
 {
 	enum mp_errcode rc;
 
-	for (size_t p = 0; p < rf->nprofiles; p++)
-		if ((rc = sym_check_profile(m->sym, &rf->profiles[p], err)))
-			return rc;
-	/*
-	 * Within one memory map a PC value always means the same place: map
-	 * each raw PC to its cache entry once per file (per map).
-	 */
-	struct ht_map local = HT_MAP_INIT;
-	uint32_t layout = UINT32_MAX;
+	for (size_t s = 0; s < CTAB_SHARDS; s++) {
+		struct ctab_shard *sh = &m->tab.shard[s];
 
-	for (size_t i = 0; i < rf->ncontexts; i++) {
-		const struct raw_context *c = &rf->contexts[i];
-		const struct raw_profile *prof = &rf->profiles[c->profile];
-		size_t n = 0, start = 0;
+		for (size_t i = 0; i < sh->n; i++) {
+			struct ctab_entry *e = &sh->e[i];
 
-		if (prof->layout != layout) {
-			ht_map_release(&local);
-			layout = prof->layout;
-		}
-		if (c->npcs == 0)
-			continue;	/* no stack: nothing to attach it to */
-		for (uint32_t k = 0; k < c->npcs; k++) {
-			struct sym_addr a;
-			struct merge_pc key;
-			const struct merge_pc *e;
-			uint64_t h;
-			uint32_t id;
+			for (uint32_t k = 0; k < e->nkeys; k++) {
+				uint32_t loc;
 
-			if (ht_map_get(&local, c->pcs[k], &id))
-				goto have;
-			if ((rc = sym_map_pc(m->sym, prof, c->pcs[k], &a, err)))
-				goto fail;
-			pc_key(prof, c->pcs[k], &a, &key);
-			h = pc_hash(&key);
-			id = ht_find(&m->pc_ht, h, pc_eq, &key, m);
-			if (id == HT_NONE) {
-				rc = add_pc(m, prof, c->pcs[k], &a, &key, h, err);
-				if (rc)
-					goto fail;
-				id = (uint32_t)m->npcs - 1;
+				if (!ht_map_get(&m->loc_map, e->keys[k], &loc)) {
+					if (m->nlocs >= UINT32_MAX - 1)
+						return mp_fail(err, MP_E_TOO_LARGE,
+							       "too many PC locations");
+					if ((rc = add_location(m, e->keys[k], err)))
+						return rc;
+					loc = (uint32_t)m->nlocs - 1;
+				}
+				e->keys[k] = loc;
 			}
-			if (ht_map_put(&local, c->pcs[k], id)) {
-				rc = mp_fail(err, MP_E_NOMEM, NULL);
-				goto fail;
-			}
-have:
-			e = &m->pcs[id];
-			if (!MP_GROW(m->stack, m->astack, n + e->n) ||
-			    !MP_GROW(m->stack_rt, m->astack_rt, n + e->n)) {
-				rc = mp_fail(err, MP_E_NOMEM, NULL);
-				goto fail;
-			}
-			memcpy(m->stack + n, m->ids + e->first, e->n * sizeof(*m->ids));
-			memcpy(m->stack_rt + n, m->runtime + e->first, e->n);
-			n += e->n;
 		}
-		if (!m->opts.keep_runtime)
-			while (start < n && m->stack_rt[start])
-				start++;
-		if (start == n) {
-			/* Nothing but the runtime: keep it all rather than lose it. */
-			m->stats.all_runtime++;
-			start = 0;
-		}
-		m->stats.runtime_dropped += start;
-		rc = idx_builder_add_stack(&m->b, m->stack + start,
-					   (uint32_t)(n - start), &c->mib, c->hist,
-					   c->nhist, weight, err);
-		if (rc)
-			goto fail;
 	}
-	ht_map_release(&local);
-	idx_builder_count_inputs(&m->b, 1);
+	ht_map_release(&m->loc_map);
+
+	for (size_t s = 0; s < CTAB_SHARDS; s++) {
+		struct ctab_shard *sh = &m->tab.shard[s];
+
+		for (size_t i = 0; i < sh->n; i++) {
+			const struct ctab_entry *e = &sh->e[i];
+			bool leading = !m->opts.keep_runtime;
+			size_t n = 0, start = 0;
+
+			for (uint32_t k = 0; k < e->nkeys; k++) {
+				uint32_t first = m->loc_first[e->keys[k]];
+				uint32_t len = m->loc_n[e->keys[k]];
+
+				if (!MP_GROW(m->stack, m->astack, n + len))
+					return mp_fail(err, MP_E_NOMEM, NULL);
+				for (uint32_t f = first; f < first + len; f++) {
+					if (leading && m->runtime[f])
+						start++;
+					else
+						leading = false;
+					m->stack[n++] = m->ids[f];
+				}
+			}
+			if (start == n)
+				start = 0;	/* all runtime: keep it all */
+			rc = idx_builder_add_stack(&m->b, m->stack + start,
+						   (uint32_t)(n - start), &e->mib,
+						   e->hist, e->nhist, 1, err);
+			if (rc)
+				return rc;
+		}
+		ctab_release_shard(&m->tab, s);
+	}
 	return MP_OK;
-fail:
-	ht_map_release(&local);
-	return rc;
 }
 
 /*
@@ -358,6 +576,92 @@ static enum mp_errcode add_indexed(struct merge *m, const struct idx_file *f,
 	return a.rc;
 }
 
+/* The outcome of one input. */
+struct job {
+	enum mp_errcode rc;
+	struct mp_err err;
+	bool fatal;		/* failed while being folded in */
+	bool done;
+};
+
+struct pipeline {
+	struct merge *m;
+	const struct merge_input *in;
+	struct job *jobs;
+	size_t n;
+	size_t next;		/* the next input a worker takes */
+	bool stop;
+	pthread_mutex_t lock;
+	pthread_cond_t done;
+};
+
+/* Read, validate and fold one input: what a worker does. */
+static void run_input(struct merge *m, struct scratch *s,
+		      const struct merge_input *in, struct job *j)
+{
+	struct mp_buf buf;
+
+	j->rc = mp_file_read(&buf, in->path, &j->err);
+	if (j->rc)
+		return;
+	if (idx_is_indexed(buf.data, buf.size)) {
+		struct idx_file f;
+
+		j->rc = idx_open(&f, buf.data, buf.size, &j->err);
+		if (j->rc == MP_OK) {
+			pthread_mutex_lock(&m->b_lock);
+			j->rc = add_indexed(m, &f, in->weight, &j->err);
+			pthread_mutex_unlock(&m->b_lock);
+			j->fatal = j->rc != MP_OK;
+		}
+	} else {
+		struct raw_file rf;
+
+		raw_file_init(&rf);
+		j->rc = raw_parse(&rf, buf.data, buf.size, &j->err);
+		/* A raw file is copied out during parsing: the bytes can go. */
+		mp_buf_release(&buf);
+		if (j->rc == MP_OK) {
+			j->rc = fold_raw(m, s, &rf, in->weight, &j->err);
+			j->fatal = j->rc != MP_OK;
+		}
+		if (j->rc == MP_OK) {
+			pthread_mutex_lock(&m->b_lock);
+			idx_builder_count_inputs(&m->b, 1);
+			pthread_mutex_unlock(&m->b_lock);
+		}
+		raw_file_release(&rf);
+	}
+	mp_buf_release(&buf);
+}
+
+static void *worker(void *arg)
+{
+	struct pipeline *p = arg;
+	struct scratch s = { 0 };
+
+	for (;;) {
+		size_t i;
+
+		pthread_mutex_lock(&p->lock);
+		if (p->stop || p->next >= p->n) {
+			pthread_mutex_unlock(&p->lock);
+			break;
+		}
+		i = p->next++;
+		pthread_mutex_unlock(&p->lock);
+
+		run_input(p->m, &s, &p->in[i], &p->jobs[i]);
+
+		pthread_mutex_lock(&p->lock);
+		p->jobs[i].done = true;
+		pthread_cond_broadcast(&p->done);
+		pthread_mutex_unlock(&p->lock);
+	}
+	scratch_release(&s);
+	return NULL;
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -375,107 +679,94 @@ static void progress(struct merge *m, size_t done, size_t n, double start,
 	    (!last && now() - shown < 0.1))
 		return;
 	shown = now();
-	fprintf(stderr, "\r%s merge: %zu/%zu inputs, %zu contexts%s",
-		cli_progname, done, n, m->b.nctxs, last ? "\n" : "");
+	fprintf(stderr, "\r%s merge: %zu/%zu inputs, %zu stacks%s",
+		cli_progname, done, n, ctab_count(&m->tab), last ? "\n" : "");
 }
 
 /*
- * Take an input's decoded slot: merge it or report it.  Only a failure to
- * decode is the input's fault and follows the failure mode; a failure
- * while folding it in (out of memory, a limit of the format, a --strict
- * symbolization error) would leave it half merged, so it always fails.
+ * Report an input's outcome.  Only a failure to read or decode it is the
+ * input's fault and follows the failure mode; a failure while folding it
+ * in (out of memory, a limit of the format, a --strict symbolization
+ * error) leaves it half merged, so it always fails.
  */
-static int consume(struct merge *m, const struct merge_input *in,
-		   struct slot *s)
+static int report(struct merge *m, const struct merge_input *in,
+		  const struct job *j)
 {
-	struct mp_err err = { 0 };
-	enum mp_errcode rc;
-
-	if (s->rc) {
-		slot_release(s);
-		m->bad++;
-		if (m->opts.failure_mode == FAIL_ANY) {
-			cli_error(in->path, "%s", mp_errmsg(&s->err));
-			return EXIT_ERROR;
-		}
-		cli_warning(in->path, "%s; input skipped", mp_errmsg(&s->err));
+	if (j->rc == MP_OK) {
+		m->good++;
 		return EXIT_OK;
 	}
-	rc = s->indexed ? add_indexed(m, &s->idx, in->weight, &err)
-			: add_raw(m, &s->rf, in->weight, &err);
-	slot_release(s);
-	if (rc) {
-		cli_error(in->path, "%s", mp_errmsg(&err));
+	if (j->fatal) {
+		cli_error(in->path, "%s", mp_errmsg(&j->err));
 		return EXIT_ERROR;
 	}
-	m->good++;
+	m->bad++;
+	if (m->opts.failure_mode == FAIL_ANY) {
+		cli_error(in->path, "%s", mp_errmsg(&j->err));
+		return EXIT_ERROR;
+	}
+	cli_warning(in->path, "%s; input skipped", mp_errmsg(&j->err));
 	return EXIT_OK;
 }
 
 int merge_inputs(struct merge *m, const struct merge_input *in, size_t n)
 {
-	struct pipeline p = { 0 };
+	struct pipeline p = { .m = m, .in = in, .n = n };
+	struct scratch own = { 0 };
+	struct mp_err err = { 0 };
 	pthread_t *threads = NULL;
-	unsigned nthreads = 0;
+	unsigned nthreads = 0, want = m->opts.jobs;
 	double start = now();
 	int rc = EXIT_OK;
 	size_t i = 0;
 
-	p.in = in;
-	p.n = n;
-	p.window = 2 * (size_t)m->opts.jobs;
-	p.slots = calloc(n ? n : 1, sizeof(*p.slots));
-	if (!p.slots) {
+	p.jobs = calloc(n ? n : 1, sizeof(*p.jobs));
+	if (!p.jobs) {
 		cli_error(NULL, "out of memory");
 		return EXIT_ERROR;
 	}
 	pthread_mutex_init(&p.lock, NULL);
-	pthread_cond_init(&p.ready, NULL);
-	pthread_cond_init(&p.space, NULL);
-	if (m->opts.jobs > 1 && n > 1) {
-		threads = calloc(m->opts.jobs, sizeof(*threads));
-		for (unsigned t = 0; threads && t < m->opts.jobs; t++)
+	pthread_cond_init(&p.done, NULL);
+	if (want > n)
+		want = (unsigned)n;
+	if (want > 1) {
+		threads = calloc(want, sizeof(*threads));
+		for (unsigned t = 0; threads && t < want; t++)
 			if (pthread_create(&threads[t], NULL, worker, &p) == 0)
 				nthreads++;
 	}
 	for (i = 0; i < n && rc == EXIT_OK; i++) {
 		if (nthreads) {
 			pthread_mutex_lock(&p.lock);
-			while (!p.slots[i].ready)
-				pthread_cond_wait(&p.ready, &p.lock);
+			while (!p.jobs[i].done)
+				pthread_cond_wait(&p.done, &p.lock);
 			pthread_mutex_unlock(&p.lock);
 		} else {
-			decode(in[i].path, &p.slots[i]);
+			run_input(m, &own, &in[i], &p.jobs[i]);
 		}
-		rc = consume(m, &in[i], &p.slots[i]);
-		pthread_mutex_lock(&p.lock);
-		p.consumed++;
-		pthread_cond_broadcast(&p.space);
-		pthread_mutex_unlock(&p.lock);
+		rc = report(m, &in[i], &p.jobs[i]);
 		progress(m, i + 1, n, start, false);
 	}
-	if (nthreads) {
-		/* On an early failure, let the workers run out of inputs. */
-		pthread_mutex_lock(&p.lock);
-		p.n = p.next;
-		p.consumed = p.n;
-		pthread_cond_broadcast(&p.space);
-		pthread_mutex_unlock(&p.lock);
-		for (unsigned t = 0; t < nthreads; t++)
-			pthread_join(threads[t], NULL);
-	}
+	/* On an early failure, the workers take no more inputs. */
+	pthread_mutex_lock(&p.lock);
+	p.stop = true;
+	pthread_mutex_unlock(&p.lock);
+	for (unsigned t = 0; t < nthreads; t++)
+		pthread_join(threads[t], NULL);
 	progress(m, i, n, start, m->opts.progress && now() - start >= 0.5);
-	for (size_t k = 0; k < n; k++)
-		slot_release(&p.slots[k]);
-	free(p.slots);
+	scratch_release(&own);
+	free(p.jobs);
 	free(threads);
 	pthread_mutex_destroy(&p.lock);
-	pthread_cond_destroy(&p.ready);
-	pthread_cond_destroy(&p.space);
+	pthread_cond_destroy(&p.done);
 	if (rc != EXIT_OK)
 		return rc;
 	if (m->good == 0 && m->opts.failure_mode != FAIL_WARN) {
 		cli_error(NULL, "no input could be merged");
+		return EXIT_ERROR;
+	}
+	if (build(m, &err)) {
+		cli_error(NULL, "%s", mp_errmsg(&err));
 		return EXIT_ERROR;
 	}
 	return EXIT_OK;

@@ -1,11 +1,21 @@
 /*
  * merge.h - what `memprof-data merge` does, step by step.
  *
- * Inputs are decoded (read, decompressed, validated) by -j worker threads
- * while the main thread symbolizes them and folds their contexts into one
- * idx_builder, in input order.  Decoding runs at most a few inputs ahead,
- * so memory holds the folded result plus a small window of inputs, not
- * every input at once.
+ * 1. Fold.  -j worker threads take the inputs one at a time.  A raw input
+ *    is read and validated whole, then each of its contexts is folded into
+ *    a table shared by the workers (ctab.h), keyed by its stack with every
+ *    PC named independently of the process (a location key: module and
+ *    ELF address, see merge.c).  Nothing is symbolized yet: a PC costs a
+ *    segment lookup and an addition.  An indexed input, already
+ *    symbolized, is folded straight into the builder.
+ * 2. Symbolize.  Each distinct location of the table is symbolized once
+ *    and its frames interned in the builder.
+ * 3. Build.  Each distinct stack becomes its frames, less the allocation
+ *    runtime's leading ones, and is folded into the builder (two stacks
+ *    may differ only in the runtime's frames).
+ * Every fold is order-independent, so the output is the same whatever the
+ * number of threads and the order in which they finish.  Memory holds the
+ * folded table, then the builder, plus one input per worker.
  *
  *	struct merge m;
  *	merge_init(&m, &opts, &sym);
@@ -16,6 +26,7 @@
 #ifndef MERGE_H
 #define MERGE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -23,6 +34,7 @@
 #include "../hashtable/ht.h"
 #include "../indexed/idx.h"
 #include "../symbolize/sym.h"
+#include "ctab.h"
 #include "stack.h"
 
 enum merge_failure_mode {
@@ -33,7 +45,7 @@ enum merge_failure_mode {
 
 struct merge_opts {
 	enum merge_failure_mode failure_mode;
-	unsigned jobs;		/* decoding threads, >= 1 */
+	unsigned jobs;		/* worker threads, >= 1 */
 	bool keep_runtime;
 	bool progress;		/* show progress on stderr (a TTY) */
 };
@@ -43,30 +55,36 @@ struct merge_input {
 	uint64_t weight;	/* >= 1 */
 };
 
-struct merge_pc;
+struct merge_space;
+struct merge_escape;
 
 struct merge {
 	struct merge_opts opts;
+	size_t good, bad;	/* inputs merged, inputs rejected */
+	/* Step 1: raw contexts by stack of location keys. */
+	struct ctab tab;
+	/* sym, spaces and escapes are shared by the workers under lock. */
+	pthread_mutex_t lock;
 	struct sym_ctx *sym;
+	struct merge_space *spaces;	/* modules and bare build ids */
+	size_t nspaces, aspaces;
+	struct ht space_ht;
+	struct merge_escape *escapes;	/* locations too wide for a key */
+	size_t nescapes, aescapes;
+	struct ht escape_ht;
+	/* The builder; workers fold indexed inputs into it under b_lock. */
+	pthread_mutex_t b_lock;
 	struct idx_builder b;
 	struct stack_buf buf;
-	struct stack_stats stats;
-	size_t good, bad;	/* inputs merged, inputs rejected */
-	/*
-	 * The frames of each distinct PC location (module and address, the
-	 * same in every process), as builder frame ids with a flag for the
-	 * allocation runtime's frames: most PCs recur in thousands of
-	 * contexts and in every input, and are symbolized and interned once.
-	 */
-	struct merge_pc *pcs;
-	size_t npcs, apcs;
-	struct ht pc_ht;
-	uint32_t *ids;		/* frame ids of all cached PCs, back to back */
-	uint8_t *runtime;	/* the same frames' runtime flags */
+	/* Step 2: each distinct location's frames, as builder frame ids. */
+	struct ht_map loc_map;		/* location key -> location */
+	uint32_t *loc_first, *loc_n;	/* its frames in ids[] */
+	size_t nlocs, aloc_first, aloc_n;
+	uint32_t *ids;			/* frame ids of all locations */
+	uint8_t *runtime;		/* the same frames' runtime flags */
 	size_t nids, aids, aruntime;
-	uint32_t *stack;	/* one context's frame ids */
-	uint8_t *stack_rt;
-	size_t astack, astack_rt;
+	uint32_t *stack;		/* one stack's frame ids */
+	size_t astack;
 };
 
 void merge_init(struct merge *m, const struct merge_opts *opts,
@@ -74,8 +92,8 @@ void merge_init(struct merge *m, const struct merge_opts *opts,
 void merge_release(struct merge *m);
 
 /*
- * Merge the N inputs.  Bad inputs are reported on stderr; returns
- * EXIT_OK or EXIT_ERROR as the failure mode says.
+ * Merge the N inputs into M's builder.  Bad inputs are reported on stderr
+ * in input order; returns EXIT_OK or EXIT_ERROR as the failure mode says.
  */
 int merge_inputs(struct merge *m, const struct merge_input *in, size_t n);
 

@@ -26,10 +26,9 @@ static bool push(struct stack_buf *buf, const struct view_frame *f,
 	return true;
 }
 
-enum mp_errcode stack_add_pc(struct sym_ctx *sym,
-			     const struct raw_profile *prof,
-			     const struct sym_addr *a, uint64_t pc,
-			     struct stack_buf *buf, struct mp_err *err)
+enum mp_errcode stack_add_addr(struct sym_ctx *sym, const struct sym_addr *a,
+			       uint64_t address, const uint8_t *build_id,
+			       struct stack_buf *buf, struct mp_err *err)
 {
 	const struct sym_frames *fr;
 	struct view_frame vf = { 0 };
@@ -38,12 +37,11 @@ enum mp_errcode stack_add_pc(struct sym_ctx *sym,
 	rc = sym_lookup(sym, a, &fr, err);
 	if (rc)
 		return rc;
-	vf.address = pc;
+	vf.address = address;
 	vf.has_address = true;
 	if (fr->n == 0) {
 		/* Unsymbolized: keep where it was, to symbolize later. */
-		vf.build_id = a->segment >= 0
-			? prof->segments[a->segment].build_id : NULL;
+		vf.build_id = a->build_id_size ? build_id : NULL;
 		vf.build_id_size = a->build_id_size;
 		vf.module_offset = a->offset;
 		vf.unmapped = a->segment < 0;
@@ -64,6 +62,16 @@ enum mp_errcode stack_add_pc(struct sym_ctx *sym,
 			return mp_fail(err, MP_E_NOMEM, NULL);
 	}
 	return MP_OK;
+}
+
+enum mp_errcode stack_add_pc(struct sym_ctx *sym,
+			     const struct raw_profile *prof,
+			     const struct sym_addr *a, uint64_t pc,
+			     struct stack_buf *buf, struct mp_err *err)
+{
+	return stack_add_addr(sym, a, pc,
+			      a->segment >= 0 ? prof->segments[a->segment].build_id
+					      : NULL, buf, err);
 }
 
 enum mp_errcode stack_symbolize(struct sym_ctx *sym,

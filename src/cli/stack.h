@@ -60,6 +60,15 @@ enum mp_errcode stack_add_pc(struct sym_ctx *sym,
 			     const struct sym_addr *a, uint64_t pc,
 			     struct stack_buf *buf, struct mp_err *err);
 
+/*
+ * The same for a PC known only by A (module and address, or build id and
+ * offset; segment >= 0 when it lay in a segment): ADDRESS stands for the
+ * PC, BUILD_ID (A->build_id_size bytes) must outlive BUF's frames.
+ */
+enum mp_errcode stack_add_addr(struct sym_ctx *sym, const struct sym_addr *a,
+			       uint64_t address, const uint8_t *build_id,
+			       struct stack_buf *buf, struct mp_err *err);
+
 /* BUF's frames as idx_frames (in buf->idx), for idx_builder_add(). */
 enum mp_errcode stack_to_idx(struct stack_buf *buf);
 
