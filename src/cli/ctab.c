@@ -14,11 +14,11 @@ void ctab_release_shard(struct ctab *t, size_t s)
 {
 	struct ctab_shard *sh = &t->shard[s];
 
-	free(sh->e);
-	ht_release(&sh->index);
+	free(sh->slots);
 	mp_arena_release(&sh->arena);
-	sh->e = NULL;
-	sh->n = sh->alloc = 0;
+	sh->slots = NULL;
+	sh->mask = sh->n = 0;
+	__atomic_store_n(&sh->count, 0, __ATOMIC_RELAXED);
 }
 
 void ctab_release(struct ctab *t)
@@ -34,22 +34,40 @@ void ctab_release(struct ctab *t)
 
 size_t ctab_count(const struct ctab *t)
 {
-	return __atomic_load_n(&t->count, __ATOMIC_RELAXED);
+	size_t n = 0;
+
+	for (size_t s = 0; s < CTAB_SHARDS; s++)
+		n += __atomic_load_n(&t->shard[s].count, __ATOMIC_RELAXED);
+	return n;
 }
 
-struct probe {
-	const uint64_t *keys;
-	uint32_t n;
-	uint64_t hash;
-};
-
-static bool same_stack(const void *key, uint32_t id, const void *ctx)
+/* Where HASH starts probing: the shard was picked by its low bits. */
+static size_t home(uint64_t hash, size_t mask)
 {
-	const struct probe *p = key;
-	const struct ctab_entry *e = &((const struct ctab_shard *)ctx)->e[id];
+	return (size_t)(hash >> 32) & mask;
+}
 
-	return e->hash == p->hash && e->nkeys == p->n &&
-	       memcmp(e->keys, p->keys, (size_t)p->n * sizeof(*p->keys)) == 0;
+/* Double SH's slots (or make the first 64). */
+static bool grow(struct ctab_shard *sh)
+{
+	size_t cap = sh->slots ? (sh->mask + 1) * 2 : 64;
+	struct ctab_slot *slots = calloc(cap, sizeof(*slots));
+
+	if (!slots)
+		return false;
+	for (size_t i = 0; sh->slots && i <= sh->mask; i++) {
+		size_t j = home(sh->slots[i].hash, cap - 1);
+
+		if (!sh->slots[i].e)
+			continue;
+		while (slots[j].e)
+			j = (j + 1) & (cap - 1);
+		slots[j] = sh->slots[i];
+	}
+	free(sh->slots);
+	sh->slots = slots;
+	sh->mask = cap - 1;
+	return true;
 }
 
 static uint64_t sat_mul_add(uint64_t acc, uint64_t v, uint64_t w)
@@ -81,37 +99,41 @@ static enum mp_errcode add_hist(struct ctab_shard *sh, struct ctab_entry *e,
 	return MP_OK;
 }
 
-static enum mp_errcode fold_locked(struct ctab *t, struct ctab_shard *sh,
-				   const struct probe *p,
+static enum mp_errcode fold_locked(struct ctab_shard *sh,
+				   const uint64_t *keys, uint32_t n, uint64_t hash,
 				   const struct mp_mib *mib, const uint64_t *hist,
 				   uint32_t nhist, uint64_t weight)
 {
 	struct mp_mib m = *mib;
 	struct ctab_entry *e;
-	uint32_t id;
+	size_t i;
 
 	if (weight > 1)
 		mib_scale(&m, weight);
-	id = ht_find(&sh->index, p->hash, same_stack, p, sh);
-	if (id != HT_NONE) {
-		e = &sh->e[id];
+	if ((sh->n + 1) * 2 > sh->mask + 1 && !grow(sh))
+		return MP_E_NOMEM;
+	for (i = home(hash, sh->mask); (e = sh->slots[i].e);
+	     i = (i + 1) & sh->mask)
+		if (sh->slots[i].hash == hash && e->nkeys == n &&
+		    memcmp(e->keys, keys, (size_t)n * sizeof(*keys)) == 0)
+			break;
+	if (e) {
 		mib_fold(&e->mib, &m);
 		e->mib.v[MIB_AccessHistogramSize] = e->nhist;
 	} else {
-		uint64_t *keys;
+		size_t size;
 
-		if (sh->n >= UINT32_MAX - 1)
+		if (!mp_mul(n, sizeof(*keys), &size) ||
+		    !mp_add(size, sizeof(*e), &size))
 			return MP_E_TOO_LARGE;
-		keys = mp_arena_memdup(&sh->arena, p->keys,
-				       (size_t)p->n * sizeof(*keys));
-		if (!keys || !MP_GROW(sh->e, sh->alloc, sh->n + 1) ||
-		    ht_insert(&sh->index, p->hash, (uint32_t)sh->n))
+		if (!(e = mp_arena_alloc(&sh->arena, size)))
 			return MP_E_NOMEM;
-		e = &sh->e[sh->n++];
-		*e = (struct ctab_entry){ .keys = keys, .nkeys = p->n,
-					  .hash = p->hash, .mib = m };
+		e->nkeys = n;
+		e->mib = m;
 		e->mib.v[MIB_AccessHistogramSize] = 0;
-		__atomic_add_fetch(&t->count, 1, __ATOMIC_RELAXED);
+		memcpy(e->keys, keys, (size_t)n * sizeof(*keys));
+		sh->slots[i] = (struct ctab_slot){ hash, e };
+		__atomic_store_n(&sh->count, ++sh->n, __ATOMIC_RELAXED);
 	}
 	return nhist ? add_hist(sh, e, hist, nhist, weight) : MP_OK;
 }
@@ -120,12 +142,12 @@ enum mp_errcode ctab_fold(struct ctab *t, const uint64_t *keys, uint32_t n,
 			  const struct mp_mib *mib, const uint64_t *hist,
 			  uint32_t nhist, uint64_t weight)
 {
-	struct probe p = { keys, n, mp_hash_bytes(keys, (size_t)n * 8, n) };
-	struct ctab_shard *sh = &t->shard[p.hash % CTAB_SHARDS];
+	uint64_t hash = mp_hash_bytes(keys, (size_t)n * sizeof(*keys), n);
+	struct ctab_shard *sh = &t->shard[hash % CTAB_SHARDS];
 	enum mp_errcode rc;
 
 	pthread_mutex_lock(&sh->lock);
-	rc = fold_locked(t, sh, &p, mib, hist, nhist, weight);
+	rc = fold_locked(sh, keys, n, hash, mib, hist, nhist, weight);
 	pthread_mutex_unlock(&sh->lock);
 	return rc;
 }

@@ -11,14 +11,17 @@
  *
  * The table is split into CTAB_SHARDS shards by the stack's hash, each
  * with its own lock, index and storage: threads folding different stacks
- * rarely wait for each other.
+ * rarely wait for each other.  Most folds find their stack present, so a
+ * fold is made to touch little memory: a slot holds the whole hash and
+ * the entry's address, and an entry holds its MIB and keys together.
  *
  *	struct ctab t;
  *	ctab_init(&t);
  *	rc = ctab_fold(&t, keys, n, &mib, hist, nhist, weight);  // any thread
  *	for (size_t s = 0; s < CTAB_SHARDS; s++)                // one thread
- *		for (size_t i = 0; i < t.shard[s].n; i++)
- *			use(&t.shard[s].e[i]);
+ *		for (size_t i = 0; i <= t.shard[s].mask; i++)
+ *			if (t.shard[s].slots[i].e)
+ *				use(t.shard[s].slots[i].e);
  *	ctab_release(&t);
  */
 #ifndef CTAB_H
@@ -31,29 +34,32 @@
 #include "../common/mp_err.h"
 #include "../common/mp_mib.h"
 #include "../common/mp_util.h"
-#include "../hashtable/ht.h"
 
 #define CTAB_SHARDS 64
 
 struct ctab_entry {
-	uint64_t *keys;		/* nkeys location keys, leaf first */
 	uint64_t *hist;		/* nhist access counts, or NULL */
 	uint32_t nkeys, nhist;
-	uint64_t hash;
 	struct mp_mib mib;	/* AccessHistogramSize == nhist */
+	uint64_t keys[];	/* nkeys location keys, leaf first */
+};
+
+struct ctab_slot {
+	uint64_t hash;		/* of the keys */
+	struct ctab_entry *e;	/* NULL: empty */
 };
 
 struct ctab_shard {
-	pthread_mutex_t lock;
-	struct ctab_entry *e;
-	size_t n, alloc;
-	struct ht index;	/* hash of the keys -> entry */
-	struct mp_arena arena;	/* keys and histograms */
+	/* A cache line of its own: two threads' locks must not share one. */
+	_Alignas(128) pthread_mutex_t lock;
+	struct ctab_slot *slots;	/* open addressing, load <= 1/2 */
+	size_t mask, n;			/* capacity - 1 (0: none), entries */
+	size_t count;			/* n, for readers without the lock */
+	struct mp_arena arena;		/* entries and histograms */
 };
 
 struct ctab {
 	struct ctab_shard shard[CTAB_SHARDS];
-	size_t count;		/* entries in all shards (atomic) */
 };
 
 void ctab_init(struct ctab *t);

@@ -4,6 +4,7 @@
  * main() only dispatches: exact command names from a table, as git.c and
  * perf.c do; "memprof-data help CMD" is "memprof-data CMD --help".
  */
+#include <malloc.h>
 #include <string.h>
 
 #include "cli.h"
@@ -55,6 +56,13 @@ int main(int argc, char **argv)
 {
 	const struct cli_command *cmd;
 
+	/*
+	 * Large blocks straight from mmap, and back to the system when
+	 * freed: a merge frees its folded table while the builder grows, and
+	 * glibc's default (a threshold that rises with each large free) would
+	 * keep both in the heap.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 	if (argc < 2) {
 		print_help(stderr);
 		return EXIT_USAGE;

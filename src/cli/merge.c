@@ -60,7 +60,14 @@ struct scratch {
 	size_t adisjoint;
 	uint64_t *keys;			/* one stack's location keys */
 	size_t akeys;
+	uint64_t *pcs;			/* one stack's PCs */
+	size_t apcs;
 	struct ht_map seg_cache;	/* overlapping maps: PC -> segment + 1 */
+	struct raw_file rf;		/* the input being folded */
+	/* The profile being folded, its last segment, and whether a PC in
+	 * no segment was reported for this input. */
+	size_t cur, hint;
+	bool warned_unmapped;
 };
 
 static void scratch_release(struct scratch *s)
@@ -70,7 +77,9 @@ static void scratch_release(struct scratch *s)
 	free(s->base);
 	free(s->disjoint);
 	free(s->keys);
+	free(s->pcs);
 	ht_map_release(&s->seg_cache);
+	raw_file_release(&s->rf);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -301,17 +310,11 @@ static int64_t find_segment(struct scratch *s, const struct raw_profile *prof,
 	return r[lo - 1].index;
 }
 
-/*
- * Fold the contexts of a raw file into the table, each stack as location
- * keys.  Runs in a worker; takes m->lock only to learn a segment.
- */
-static enum mp_errcode fold_raw(struct merge *m, struct scratch *s,
-				const struct raw_file *rf, uint64_t weight,
-				struct mp_err *err)
+/* Before folding RF: check its memory maps, sort its segments. */
+static enum mp_errcode setup_raw(struct merge *m, struct scratch *s,
+				 const struct raw_file *rf, struct mp_err *err)
 {
 	enum mp_errcode rc = MP_OK;
-	size_t hint = 0, cur = SIZE_MAX;
-	bool warned_unmapped = false;
 
 	pthread_mutex_lock(&m->lock);
 	for (size_t p = 0; p < rf->nprofiles && !rc; p++)
@@ -321,56 +324,133 @@ static enum mp_errcode fold_raw(struct merge *m, struct scratch *s,
 		return rc;
 	if ((rc = prepare(s, rf)))
 		return mp_fail(err, rc, NULL);
+	s->cur = SIZE_MAX;
+	s->warned_unmapped = false;
+	return MP_OK;
+}
 
-	for (size_t i = 0; i < rf->ncontexts; i++) {
-		const struct raw_context *c = &rf->contexts[i];
-		const struct raw_profile *prof = &rf->profiles[c->profile];
+/*
+ * Fold a context of profile P of RF (its NPCS PCS, MIB and histogram)
+ * into the table, its stack as location keys.  Runs in a worker; takes
+ * m->lock only to learn a segment.
+ */
+static enum mp_errcode fold_pcs(struct merge *m, struct scratch *s,
+				const struct raw_file *rf, size_t p,
+				const uint64_t *pcs, uint32_t npcs,
+				const struct mp_mib *mib, const uint64_t *hist,
+				uint32_t nhist, uint64_t weight,
+				struct mp_err *err)
+{
+	const struct raw_profile *prof = &rf->profiles[p];
+	enum mp_errcode rc;
 
-		if (c->npcs == 0)
-			continue;	/* no stack: nothing to attach it to */
-		if (c->profile != cur) {
-			cur = c->profile;
-			hint = 0;
-			ht_map_release(&s->seg_cache);
-		}
-		if (!MP_GROW(s->keys, s->akeys, c->npcs))
+	if (npcs == 0)
+		return MP_OK;	/* no stack: nothing to attach it to */
+	if (p != s->cur) {
+		s->cur = p;
+		s->hint = 0;
+		ht_map_release(&s->seg_cache);
+	}
+	if (!MP_GROW(s->keys, s->akeys, npcs))
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	for (uint32_t k = 0; k < npcs; k++) {
+		uint64_t pc = pcs[k], space = SPACE_ADDRESS, value = pc;
+		int64_t seg = find_segment(s, prof, p, pc, &s->hint);
+		struct segmap *sm;
+
+		if (seg == -2)
 			return mp_fail(err, MP_E_NOMEM, NULL);
-		for (uint32_t k = 0; k < c->npcs; k++) {
-			uint64_t pc = c->pcs[k], space = SPACE_ADDRESS, value = pc;
-			int64_t seg = find_segment(s, prof, cur, pc, &hint);
-			struct segmap *sm;
-
-			if (seg == -2)
-				return mp_fail(err, MP_E_NOMEM, NULL);
-			if (seg >= 0) {
-				sm = &s->segs[s->base[cur] + (size_t)seg];
-				if (!sm->known) {
-					pthread_mutex_lock(&m->lock);
-					rc = learn_segment(m, prof, pc, sm, err);
-					pthread_mutex_unlock(&m->lock);
-					if (rc)
-						return rc;
-				}
-				space = sm->space;
-				value = pc + sm->delta;
-			} else if (!warned_unmapped) {
-				/* For sym_map_pc()'s warning, once per input. */
-				struct sym_addr a;
-
-				warned_unmapped = true;
+		if (seg >= 0) {
+			sm = &s->segs[s->base[p] + (size_t)seg];
+			if (!sm->known) {
 				pthread_mutex_lock(&m->lock);
-				rc = sym_map_pc(m->sym, prof, pc, &a, err);
+				rc = learn_segment(m, prof, pc, sm, err);
 				pthread_mutex_unlock(&m->lock);
 				if (rc)
 					return rc;
 			}
-			if ((rc = loc_key(m, space, value, &s->keys[k])))
-				return mp_fail(err, rc, NULL);
+			space = sm->space;
+			value = pc + sm->delta;
+		} else if (!s->warned_unmapped) {
+			/* For sym_map_pc()'s warning, once per input. */
+			struct sym_addr a;
+
+			s->warned_unmapped = true;
+			pthread_mutex_lock(&m->lock);
+			rc = sym_map_pc(m->sym, prof, pc, &a, err);
+			pthread_mutex_unlock(&m->lock);
+			if (rc)
+				return rc;
 		}
-		rc = ctab_fold(&m->tab, s->keys, c->npcs, &c->mib, c->hist,
-			       c->nhist, weight);
-		if (rc)
+		if ((rc = loc_key(m, space, value, &s->keys[k])))
 			return mp_fail(err, rc, NULL);
+	}
+	rc = ctab_fold(&m->tab, s->keys, npcs, mib, hist, nhist, weight);
+	return rc ? mp_fail(err, rc, NULL) : MP_OK;
+}
+
+/* raw_walk()'s callback: fold one record of a file. */
+struct walk {
+	struct merge *m;
+	struct scratch *s;
+	const struct raw_file *rf;
+	uint64_t weight;
+	bool ready;
+};
+
+static enum mp_errcode fold_record(void *arg, const struct raw_record *r,
+				   struct mp_err *err)
+{
+	struct walk *w = arg;
+	struct scratch *s = w->s;
+	enum mp_errcode rc;
+
+	if (!w->ready) {
+		w->ready = true;	/* a --strict failure fails the merge */
+		if ((rc = setup_raw(w->m, s, w->rf, err)))
+			return rc;
+	}
+	if (!MP_GROW(s->pcs, s->apcs, r->npcs + 1))
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	for (uint32_t k = 0; k < r->npcs; k++)
+		s->pcs[k] = mp_le64(r->pcs + (size_t)k * 8);
+	return fold_pcs(w->m, s, w->rf, r->profile, s->pcs, r->npcs, r->mib,
+			r->hist, r->nhist, w->weight, err);
+}
+
+/*
+ * Read and fold a raw file.  The common file (one profile, one record per
+ * context) is folded record by record straight from DATA; any other is
+ * decoded into contexts first.  *DECODED tells whether DATA was valid:
+ * an error after that left the input half folded.
+ */
+static enum mp_errcode fold_raw(struct merge *m, struct scratch *s,
+				const void *data, size_t size, uint64_t weight,
+				bool *decoded, struct mp_err *err)
+{
+	struct raw_file *rf = &s->rf;
+	struct walk w = { m, s, rf, weight, false };
+	enum mp_errcode rc;
+	bool walked;
+
+	*decoded = false;
+	rc = raw_walk(rf, data, size, fold_record, &w, &walked, err);
+	if (rc) {
+		*decoded = w.ready;
+		return rc;
+	}
+	if (!walked && (rc = raw_parse(rf, data, size, err)))
+		return rc;
+	*decoded = true;
+	if (!w.ready && (rc = setup_raw(m, s, rf, err)))
+		return rc;
+	for (size_t i = 0; !walked && i < rf->ncontexts; i++) {
+		const struct raw_context *c = &rf->contexts[i];
+
+		rc = fold_pcs(m, s, rf, c->profile, c->pcs, c->npcs, &c->mib,
+			      c->hist, c->nhist, weight, err);
+		if (rc)
+			return rc;
 	}
 	return MP_OK;
 }
@@ -456,10 +536,10 @@ static enum mp_errcode build(struct merge *m, struct mp_err *err)
 	for (size_t s = 0; s < CTAB_SHARDS; s++) {
 		struct ctab_shard *sh = &m->tab.shard[s];
 
-		for (size_t i = 0; i < sh->n; i++) {
-			struct ctab_entry *e = &sh->e[i];
+		for (size_t i = 0; sh->slots && i <= sh->mask; i++) {
+			struct ctab_entry *e = sh->slots[i].e;
 
-			for (uint32_t k = 0; k < e->nkeys; k++) {
+			for (uint32_t k = 0; e && k < e->nkeys; k++) {
 				uint32_t loc;
 
 				if (!ht_map_get(&m->loc_map, e->keys[k], &loc)) {
@@ -475,15 +555,22 @@ static enum mp_errcode build(struct merge *m, struct mp_err *err)
 		}
 	}
 	ht_map_release(&m->loc_map);
+	/*
+	 * Every frame is interned (strings copied): the debug information,
+	 * tens of MiB for a C library, can go before the builder grows.
+	 */
+	sym_release(m->sym);
 
 	for (size_t s = 0; s < CTAB_SHARDS; s++) {
 		struct ctab_shard *sh = &m->tab.shard[s];
 
-		for (size_t i = 0; i < sh->n; i++) {
-			const struct ctab_entry *e = &sh->e[i];
+		for (size_t i = 0; sh->slots && i <= sh->mask; i++) {
+			const struct ctab_entry *e = sh->slots[i].e;
 			bool leading = !m->opts.keep_runtime;
 			size_t n = 0, start = 0;
 
+			if (!e)
+				continue;
 			for (uint32_t k = 0; k < e->nkeys; k++) {
 				uint32_t first = m->loc_first[e->keys[k]];
 				uint32_t len = m->loc_n[e->keys[k]];
@@ -615,22 +702,16 @@ static void run_input(struct merge *m, struct scratch *s,
 			j->fatal = j->rc != MP_OK;
 		}
 	} else {
-		struct raw_file rf;
+		bool decoded;
 
-		raw_file_init(&rf);
-		j->rc = raw_parse(&rf, buf.data, buf.size, &j->err);
-		/* A raw file is copied out during parsing: the bytes can go. */
-		mp_buf_release(&buf);
-		if (j->rc == MP_OK) {
-			j->rc = fold_raw(m, s, &rf, in->weight, &j->err);
-			j->fatal = j->rc != MP_OK;
-		}
+		j->rc = fold_raw(m, s, buf.data, buf.size, in->weight, &decoded,
+				 &j->err);
+		j->fatal = j->rc != MP_OK && decoded;
 		if (j->rc == MP_OK) {
 			pthread_mutex_lock(&m->b_lock);
 			idx_builder_count_inputs(&m->b, 1);
 			pthread_mutex_unlock(&m->b_lock);
 		}
-		raw_file_release(&rf);
 	}
 	mp_buf_release(&buf);
 }

@@ -55,6 +55,14 @@ static enum mp_errcode read_fd(int fd, struct mp_buf *buf, struct mp_err *err)
 		map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE, fd, 0);
 		if (map != MAP_FAILED) {
+			/*
+			 * Every byte is read: map the pages in one call (Linux
+			 * 5.14) rather than trapping on each 64 KiB, which costs
+			 * far more on virtual machines.  Only a hint.
+			 */
+#ifdef MADV_POPULATE_READ
+			madvise(map, (size_t)st.st_size, MADV_POPULATE_READ);
+#endif
 			buf->data = map;
 			buf->size = (size_t)st.st_size;
 			buf->mapped = true;

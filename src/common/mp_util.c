@@ -1,6 +1,8 @@
 #include "mp_util.h"
 
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 struct mp_arena_block {
 	struct mp_arena_block *next;
@@ -10,6 +12,23 @@ struct mp_arena_block {
 };
 
 #define ARENA_BLOCK_MIN (64 * 1024)
+#define ARENA_BLOCK_MAX (8 << 20)
+#define HUGE_PAGE (2 << 20)
+
+/*
+ * Ask for transparent huge pages over the whole 2 MiB pages inside a
+ * large allocation: its first touch of each 2 MiB then costs one fault
+ * instead of 512 (a merge's tables grow to tens of MiB, and page faults
+ * were a fifth of its time).  Only a hint: ignored where THP is off.
+ */
+static void want_huge_pages(void *p, size_t size)
+{
+	uintptr_t start = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+	uintptr_t end = ((uintptr_t)p + size) & ~(uintptr_t)(HUGE_PAGE - 1);
+
+	if (end > start)
+		madvise((void *)start, end - start, MADV_HUGEPAGE);
+}
 
 void *mp_arena_alloc(struct mp_arena *a, size_t size)
 {
@@ -21,18 +40,24 @@ void *mp_arena_alloc(struct mp_arena *a, size_t size)
 		return NULL;
 	rounded &= ~(size_t)7;
 	if (!b || rounded > b->size - a->used) {
-		bsize = rounded > ARENA_BLOCK_MIN ? rounded : ARENA_BLOCK_MIN;
+		/* Blocks grow with the arena: as many bytes as it holds. */
+		size_t grown = a->total < ARENA_BLOCK_MIN ? ARENA_BLOCK_MIN
+			: a->total < ARENA_BLOCK_MAX ? a->total : ARENA_BLOCK_MAX;
+
+		bsize = rounded > grown ? rounded : grown;
 		if (bsize > SIZE_MAX - sizeof(*b))
 			return NULL;
 		b = malloc(sizeof(*b) + bsize);
 		if (!b)
 			return NULL;
 		b->size = bsize;
+		if (bsize >= 2 * HUGE_PAGE)
+			want_huge_pages(b, sizeof(*b) + bsize);
 		/*
-		 * A large block goes behind the head so the head's free
-		 * space is not wasted.
+		 * A block made for one large request goes behind the head so
+		 * the head's free space is not wasted.
 		 */
-		if (a->head && rounded >= ARENA_BLOCK_MIN) {
+		if (a->head && rounded > grown) {
 			b->next = a->head->next;
 			a->head->next = b;
 			memset(b->data, 0, rounded);
@@ -95,6 +120,8 @@ bool mp_grow(void **array, size_t *alloc, size_t need, size_t elem)
 	p = realloc(*array, bytes);
 	if (!p)
 		return false;
+	if (bytes >= 2 * HUGE_PAGE)
+		want_huge_pages(p, bytes);
 	*array = p;
 	*alloc = n;
 	return true;

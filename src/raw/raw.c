@@ -25,6 +25,8 @@ void raw_file_init(struct raw_file *rf)
 	memset(rf, 0, sizeof(*rf));
 }
 
+static void scratch_free(struct raw_scratch *sc);
+
 void raw_file_release(struct raw_file *rf)
 {
 	if (!rf)
@@ -32,6 +34,7 @@ void raw_file_release(struct raw_file *rf)
 	free(rf->profiles);
 	free(rf->contexts);
 	mp_arena_release(&rf->arena);
+	scratch_free(rf->scratch);
 	memset(rf, 0, sizeof(*rf));
 }
 
@@ -60,13 +63,21 @@ static void idmap_release(struct idmap *m)
 	memset(m, 0, sizeof(*m));
 }
 
-/* On failure M is left released: no caller has a half table to free. */
+/*
+ * Make M an empty table for N keys, reusing its arrays when they are large
+ * enough.  On failure M is left released: no caller has a half table.
+ */
 static bool idmap_init(struct idmap *m, size_t n)
 {
 	size_t cap = 16;
 
 	while (cap < n * 2 + 1)
 		cap *= 2;
+	if (m->vals && m->cap >= cap && m->cap <= 4 * cap) {
+		memset(m->vals, 0, m->cap * sizeof(*m->vals));
+		return true;
+	}
+	idmap_release(m);
 	m->keys = calloc(cap, sizeof(*m->keys));
 	m->vals = calloc(cap, sizeof(*m->vals));
 	m->cap = cap;
@@ -86,7 +97,49 @@ static size_t idmap_slot(const struct idmap *m, uint64_t key)
 	return i;
 }
 
+/*
+ * What a pass over the MIB records does: check them only (raw_walk's first
+ * pass, which also learns whether any context has several records), hand
+ * each to the caller (its second pass), or build contexts (raw_parse).
+ */
+enum parse_mode { MODE_CHECK, MODE_WALK, MODE_CONTEXTS };
+
+/*
+ * The stack index of the profile being parsed, kept in the raw_file from
+ * one parse to the next: a merge parses hundreds of files, and fresh
+ * megabytes for each cost a page fault every 4 KiB.
+ */
+struct raw_scratch {
+	struct stack_ref *stacks;
+	size_t nstacks, astacks;
+	struct idmap ids;		/* stack id -> index in stacks + 1 */
+};
+
+static void scratch_free(struct raw_scratch *sc)
+{
+	if (!sc)
+		return;
+	free(sc->stacks);
+	idmap_release(&sc->ids);
+	free(sc);
+}
+
+/* Empty RF for the next file, keeping its scratch tables. */
+static enum mp_errcode begin(struct raw_file *rf, struct mp_err *err)
+{
+	struct raw_scratch *sc = rf->scratch;
+
+	rf->scratch = NULL;
+	raw_file_release(rf);
+	rf->scratch = sc ? sc : calloc(1, sizeof(*sc));
+	return rf->scratch ? MP_OK : mp_fail(err, MP_E_NOMEM, NULL);
+}
+
 struct parse {
+	enum parse_mode mode;
+	raw_record_fn fn;		/* MODE_WALK */
+	void *arg;
+	bool repeated;			/* MODE_CHECK: a stack has two records */
 	struct raw_file *rf;
 	struct mp_err *err;
 	const unsigned char *base;	/* the profile's first byte */
@@ -149,10 +202,10 @@ static enum mp_errcode parse_segments(struct parse *p, struct raw_profile *prof,
 	return MP_OK;
 }
 
-static enum mp_errcode parse_stacks(struct parse *p, uint64_t off, uint64_t end,
-				    struct stack_ref **out, size_t *nout,
-				    struct idmap *ids)
+static enum mp_errcode parse_stacks(struct parse *p, uint64_t off, uint64_t end)
 {
+	struct raw_scratch *sc = p->rf->scratch;
+	struct idmap *ids = &sc->ids;
 	uint64_t count, pos;
 	struct stack_ref *st;
 
@@ -167,18 +220,18 @@ static enum mp_errcode parse_stacks(struct parse *p, uint64_t off, uint64_t end,
 			       "stack section at offset 0x%" PRIx64
 			       " claims %" PRIu64 " stacks but holds %" PRIu64
 			       " bytes", p->poff + off, count, end - off - 8);
-	st = calloc((size_t)count + 1, sizeof(*st));
-	if (!st || !idmap_init(ids, (size_t)count)) {
-		free(st);
+	sc->nstacks = 0;
+	if (!MP_GROW(sc->stacks, sc->astacks, (size_t)count + 1) ||
+	    !idmap_init(ids, (size_t)count))
 		return mp_fail(p->err, MP_E_NOMEM, NULL);
-	}
+	st = sc->stacks;
+	memset(st, 0, ((size_t)count + 1) * sizeof(*st));
 	pos = off + 8;
 	for (uint64_t i = 0; i < count; i++) {
 		uint64_t id, n;
 		size_t slot;
 
 		if (end - pos < 16) {
-			free(st);
 			return mp_fail(p->err, MP_E_CORRUPT,
 				       "stack %" PRIu64 " of %" PRIu64 " at offset 0x%"
 				       PRIx64 " runs past the end of the stack section",
@@ -188,14 +241,12 @@ static enum mp_errcode parse_stacks(struct parse *p, uint64_t off, uint64_t end,
 		n = mp_le64(p->base + pos + 8);
 		pos += 16;
 		if (n > (end - pos) / 8) {
-			free(st);
 			return mp_fail(p->err, MP_E_CORRUPT,
 				       "stack id %" PRIu64 " claims %" PRIu64
 				       " PCs but only %" PRIu64 " bytes remain",
 				       id, n, end - pos);
 		}
 		if (n > UINT32_MAX) {
-			free(st);
 			return mp_fail(p->err, MP_E_CORRUPT,
 				       "stack id %" PRIu64 " has %" PRIu64 " PCs",
 				       id, n);
@@ -206,7 +257,6 @@ static enum mp_errcode parse_stacks(struct parse *p, uint64_t off, uint64_t end,
 
 			if (prev->npcs != n ||
 			    memcmp(prev->pcs, p->base + pos, (size_t)n * 8)) {
-				free(st);
 				return mp_fail(p->err, MP_E_CORRUPT,
 					       "stack id %" PRIu64 " appears twice "
 					       "with different stacks", id);
@@ -220,8 +270,7 @@ static enum mp_errcode parse_stacks(struct parse *p, uint64_t off, uint64_t end,
 		st[i].npcs = (uint32_t)n;
 		pos += n * 8;
 	}
-	*out = st;
-	*nout = (size_t)count;
+	sc->nstacks = (size_t)count;
 	return MP_OK;
 }
 
@@ -268,7 +317,7 @@ static enum mp_errcode file_context(struct parse *p, uint32_t pidx,
 
 	/* Keep the table at most half full. */
 	if ((rf->ncontexts + 1) * 2 > p->file_ctx.cap) {
-		struct idmap bigger;
+		struct idmap bigger = { 0 };
 
 		if (!idmap_init(&bigger, rf->ncontexts + 1))
 			return mp_fail(p->err, MP_E_NOMEM, NULL);
@@ -368,7 +417,8 @@ static enum mp_errcode parse_mibs(struct parse *p, uint32_t pidx, uint64_t off,
 			       end - off - 8);
 	p->rf->profiles[pidx].nrecords = count;
 	/* At most one new context per record: size the array once. */
-	if (!MP_GROW(p->rf->contexts, p->ctx_alloc,
+	if (p->mode == MODE_CONTEXTS &&
+	    !MP_GROW(p->rf->contexts, p->ctx_alloc,
 		     p->rf->ncontexts + (size_t)count + 1))
 		return mp_fail(p->err, MP_E_NOMEM, NULL);
 	pos = off + 8;
@@ -377,7 +427,7 @@ static enum mp_errcode parse_mibs(struct parse *p, uint32_t pidx, uint64_t off,
 		struct raw_context *c = NULL;
 		struct stack_ref *sr;
 		struct mp_mib mib;
-		uint64_t id, nh = 0;
+		uint64_t id, nh = 0, hpos = 0;
 		size_t s;
 		bool fresh = false;
 
@@ -391,9 +441,8 @@ static enum mp_errcode parse_mibs(struct parse *p, uint32_t pidx, uint64_t off,
 		id = mp_le64(p->base + pos);
 		m = p->base + pos + 8;
 		pos += 8 + mib_size;
-		decode_mib(m, v, &mib);
 		if (v >= 4) {
-			nh = mib.v[MIB_AccessHistogramSize];
+			nh = mp_le32(m + mib_fields[MIB_AccessHistogramSize].offset);
 			if (nh > (end - pos) / hent) {
 				rc = mp_fail(p->err, MP_E_CORRUPT,
 					     "MIB record %" PRIu64 " (stack id %" PRIu64
@@ -402,14 +451,7 @@ static enum mp_errcode parse_mibs(struct parse *p, uint32_t pidx, uint64_t off,
 					     i, id, nh, end - pos);
 				goto out;
 			}
-			if (!MP_GROW(hist, hist_alloc, (size_t)nh + 1)) {
-				rc = mp_fail(p->err, MP_E_NOMEM, NULL);
-				goto out;
-			}
-			for (uint64_t k = 0; k < nh; k++)
-				hist[k] = hent == 8
-					? mp_le64(p->base + pos + k * 8)
-					: raw_hist_v5_decode(mp_le16(p->base + pos + k * 2));
+			hpos = pos;
 			pos += nh * hent;
 		}
 
@@ -420,11 +462,39 @@ static enum mp_errcode parse_mibs(struct parse *p, uint32_t pidx, uint64_t off,
 				     PRIu64 ", which has no stack", i, id);
 			goto out;
 		}
+		sr = &stacks[ids->vals[s] - 1];
+		if (p->mode == MODE_CHECK) {
+			/* ctx1 counts the stack's records in this pass. */
+			if (sr->ctx1++)
+				p->repeated = true;
+			continue;
+		}
+		decode_mib(m, v, &mib);
+		if (nh) {
+			if (!MP_GROW(hist, hist_alloc, (size_t)nh + 1)) {
+				rc = mp_fail(p->err, MP_E_NOMEM, NULL);
+				goto out;
+			}
+			for (uint64_t k = 0; k < nh; k++)
+				hist[k] = hent == 8
+					? mp_le64(p->base + hpos + k * 8)
+					: raw_hist_v5_decode(mp_le16(p->base + hpos + k * 2));
+		}
+		if (p->mode == MODE_WALK) {
+			struct raw_record r = {
+				.profile = pidx, .stack_id = id, .pcs = sr->pcs,
+				.npcs = sr->npcs, .mib = &mib, .hist = hist,
+				.nhist = (uint32_t)nh,
+			};
+
+			if ((rc = p->fn(p->arg, &r, p->err)))
+				goto out;
+			continue;
+		}
 		/*
 		 * Every record of a stack has the same context: look it up
 		 * once, or K records of an N-PC stack would cost K x N.
 		 */
-		sr = &stacks[ids->vals[s] - 1];
 		if (sr->ctx1) {
 			c = &p->rf->contexts[sr->ctx1 - 1];
 			fresh = false;
@@ -472,10 +542,8 @@ static enum mp_errcode parse_profile(struct parse *p, uint32_t pidx)
 	struct raw_profile *prof = &p->rf->profiles[pidx];
 	const unsigned char *h = p->base;
 	uint64_t seg_off, mib_off, stack_off;
-	struct stack_ref *stacks = NULL;
-	size_t nstacks = 0;
-	struct idmap ids = { 0 };
-	enum mp_errcode rc;
+	struct raw_scratch *sc = p->rf->scratch;
+	enum mp_errcode rc = MP_OK;
 
 	seg_off = mp_le64(h + RAW_HDR_SEGMENT_OFFSET);
 	mib_off = mp_le64(h + RAW_HDR_MIB_OFFSET);
@@ -489,25 +557,31 @@ static enum mp_errcode parse_profile(struct parse *p, uint32_t pidx)
 			       ", size 0x%" PRIx64 ")", p->poff, seg_off,
 			       mib_off, stack_off, p->psize);
 
-	rc = parse_segments(p, prof, seg_off, mib_off);
-	if (rc)
-		return rc;
-	prof->layout = layout_of(p->rf, pidx);
-	rc = parse_stacks(p, stack_off, p->psize, &stacks, &nstacks, &ids);
-	if (rc == MP_OK) {
-		prof->nstacks = nstacks;
-		rc = parse_mibs(p, pidx, mib_off, stack_off, stacks, &ids);
+	if (p->mode != MODE_WALK) {
+		rc = parse_segments(p, prof, seg_off, mib_off);
+		if (rc)
+			return rc;
+		prof->layout = layout_of(p->rf, pidx);
 	}
-	free(stacks);
-	idmap_release(&ids);
+	/*
+	 * raw_walk's second pass is over the only profile, whose stacks the
+	 * first pass left indexed.
+	 */
+	if (p->mode != MODE_WALK)
+		rc = parse_stacks(p, stack_off, p->psize);
+	if (rc == MP_OK) {
+		prof->nstacks = sc->nstacks;
+		rc = parse_mibs(p, pidx, mib_off, stack_off, sc->stacks, &sc->ids);
+	}
 	return rc;
 }
 
-enum mp_errcode raw_parse(struct raw_file *rf, const void *data, size_t size,
-			  struct mp_err *err)
+/* Walk the profiles of a file, each parsed in P's mode, into RF. */
+static enum mp_errcode parse_file(struct parse *p, const void *data, size_t size)
 {
+	struct raw_file *rf = p->rf;
+	struct mp_err *err = p->err;
 	const unsigned char *buf = data;
-	struct parse p = { .rf = rf, .err = err };
 	size_t prof_alloc = 0;
 	uint64_t off = 0;
 	enum mp_errcode rc = MP_OK;
@@ -579,17 +653,58 @@ enum mp_errcode raw_parse(struct raw_file *rf, const void *data, size_t size,
 		if (version > rf->max_version)
 			rf->max_version = (uint32_t)version;
 
-		p.base = h;
-		p.poff = off;
-		p.psize = total;
-		p.version = (uint32_t)version;
-		rc = parse_profile(&p, (uint32_t)(rf->nprofiles - 1));
+		p->base = h;
+		p->poff = off;
+		p->psize = total;
+		p->version = (uint32_t)version;
+		rc = parse_profile(p, (uint32_t)(rf->nprofiles - 1));
 		if (rc)
 			goto out;
 		off += total;
 	}
 out:
-	idmap_release(&p.file_ctx);
+	idmap_release(&p->file_ctx);
+	return rc;
+}
+
+enum mp_errcode raw_parse(struct raw_file *rf, const void *data, size_t size,
+			  struct mp_err *err)
+{
+	struct parse p = { .mode = MODE_CONTEXTS, .rf = rf, .err = err };
+	enum mp_errcode rc = begin(rf, err);
+
+	if (rc == MP_OK)
+		rc = parse_file(&p, data, size);
+	if (rc) {
+		raw_file_release(rf);
+		rf->size = size;
+	}
+	return rc;
+}
+
+enum mp_errcode raw_walk(struct raw_file *rf, const void *data, size_t size,
+			 raw_record_fn fn, void *arg, bool *walked,
+			 struct mp_err *err)
+{
+	struct parse p = { .mode = MODE_CHECK, .fn = fn, .arg = arg,
+			   .rf = rf, .err = err };
+	enum mp_errcode rc;
+
+	*walked = false;
+	rc = begin(rf, err);
+	if (rc == MP_OK)
+		rc = parse_file(&p, data, size);
+	if (rc == MP_OK && rf->nprofiles == 1 && !p.repeated) {
+		const struct raw_profile *prof = &rf->profiles[0];
+
+		p.mode = MODE_WALK;
+		p.base = (const unsigned char *)data + prof->file_offset;
+		p.poff = prof->file_offset;
+		p.psize = prof->total_size;
+		p.version = prof->version;
+		rc = parse_profile(&p, 0);
+		*walked = rc == MP_OK;
+	}
 	if (rc) {
 		raw_file_release(rf);
 		rf->size = size;

@@ -73,6 +73,8 @@ struct raw_context {
 	struct mp_mib mib;
 };
 
+struct raw_scratch;
+
 struct raw_file {
 	struct raw_profile *profiles;
 	size_t nprofiles;
@@ -82,15 +84,51 @@ struct raw_file {
 	bool compressed;	/* the file was zstd-compressed */
 	uint32_t min_version, max_version;
 	struct mp_arena arena;	/* owns everything above */
+	struct raw_scratch *scratch;	/* private: reused by the next parse */
 };
 
 /* True when DATA starts with the raw profile magic. */
 bool raw_is_raw(const void *data, size_t size);
 
 void raw_file_init(struct raw_file *rf);
-/* Decode SIZE bytes at DATA (already decompressed) into RF. */
+/*
+ * Decode SIZE bytes at DATA (already decompressed) into RF.  RF may hold
+ * an earlier file: it is emptied first, keeping memory for reuse.
+ */
 enum mp_errcode raw_parse(struct raw_file *rf, const void *data, size_t size,
 			  struct mp_err *err);
+/* One MIB record of a file, as raw_walk() hands it over. */
+struct raw_record {
+	uint32_t profile;		/* index into rf->profiles */
+	uint32_t npcs;
+	uint64_t stack_id;
+	const unsigned char *pcs;	/* npcs PCs, leaf first, u64 little-endian,
+					 * in the input buffer */
+	const struct mp_mib *mib;
+	const uint64_t *hist;		/* nhist access counts, or NULL */
+	uint32_t nhist;
+};
+
+typedef enum mp_errcode (*raw_record_fn)(void *arg, const struct raw_record *r,
+					 struct mp_err *err);
+
+/*
+ * The lean reader, for callers that fold records into their own tables
+ * (merge).  Validates the SIZE bytes at DATA whole first, as raw_parse()
+ * does, with the same errors, and fills RF's profiles but no contexts.
+ * Then, if each context of the file is a single record (as in any
+ * one-profile file compiler-rt writes: its runtime merges the records of a
+ * stack before it dumps), calls FN on every record in file order and sets
+ * *WALKED; FN's error stops the walk and is returned.  Otherwise FN is not
+ * called and *WALKED is false: such a file needs raw_parse(), which merges
+ * the records of a context by the runtime's rule first.  Nothing in RF
+ * points into DATA; R's pointers are valid during the call to FN only.
+ * Like raw_parse(), it empties an RF holding an earlier file first.
+ */
+enum mp_errcode raw_walk(struct raw_file *rf, const void *data, size_t size,
+			 raw_record_fn fn, void *arg, bool *walked,
+			 struct mp_err *err);
+
 /* Read PATH (plain or zstd) and decode it into RF. */
 enum mp_errcode raw_load(struct raw_file *rf, const char *path,
 			 struct mp_err *err);

@@ -233,6 +233,68 @@ START_TEST(duplicate_stack_ids_merge)
 }
 END_TEST
 
+static enum mp_errcode count_record(void *arg, const struct raw_record *r,
+				    struct mp_err *err)
+{
+	(void)r;
+	(void)err;
+	++*(size_t *)arg;
+	return MP_OK;
+}
+
+/*
+ * raw_walk() hands records over only when each context is one record:
+ * a one-profile compiler-rt dump yes; two dumps, or two records of one
+ * stack id, no (they need the runtime's merge first).
+ */
+START_TEST(walk_only_single_record_contexts)
+{
+	static const uint64_t pcs[] = { 0x1010, 0x1020 };
+	static const struct { const char *name; bool walks; } files[] = {
+		{ "basic.pie.v4.profraw", true }, { "basic.clang14.v1.profraw", true },
+		{ "basic.hist.v4.profraw", true }, { "dump2.v4.profraw", false },
+	};
+	struct raw_file rf;
+	struct mp_err err = { 0 };
+	struct mp_buf buf;
+	struct mp_mib m1;
+	struct rb b = { 0 };
+	size_t n;
+	bool walked;
+
+	raw_file_init(&rf);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		ck_assert_int_eq(mp_file_read(&buf, fixture_path(files[i].name),
+					      &err), MP_OK);
+		n = 0;
+		ck_assert_int_eq(raw_walk(&rf, buf.data, buf.size, count_record,
+					  &n, &walked, &err), MP_OK);
+		ck_assert_msg(walked == files[i].walks, "%s", files[i].name);
+		if (walked)
+			ck_assert_uint_eq(n, rf.profiles[0].nrecords);
+		else
+			ck_assert_uint_eq(n, 0);
+		mp_buf_release(&buf);
+	}
+	one_mib(&m1, 2, 16, 5, 20, 1);
+	rb_begin(&b, 4);
+	rb_segment(&b, 0x1000, 0x2000, 0, "\xaa\xbb", 2);
+	rb_mibs(&b, 2);
+	rb_mib(&b, 9, &m1, NULL, 0);
+	rb_mib(&b, 9, &m1, NULL, 0);
+	rb_stacks(&b, 1);
+	rb_stack(&b, 9, pcs, 2);
+	rb_end(&b);
+	n = 0;
+	ck_assert_int_eq(raw_walk(&rf, b.data, b.size, count_record, &n,
+				  &walked, &err), MP_OK);
+	ck_assert(!walked);
+	ck_assert_uint_eq(n, 0);
+	raw_file_release(&rf);
+	rb_free(&b);
+}
+END_TEST
+
 START_TEST(v5_histogram_decoding)
 {
 	static const uint64_t pcs[] = { 0x1010 };
@@ -355,6 +417,66 @@ static const char *const sweep_files[] = {
 	"basic.clang16.v2.profraw", "cxx.v4.profraw", "dump2.v4.profraw",
 };
 
+/* What raw_walk() handed over, checked against raw_parse()'s contexts. */
+struct walk_check {
+	const struct raw_file *parsed;
+	size_t n;
+	bool mismatch;
+};
+
+static enum mp_errcode walk_one(void *arg, const struct raw_record *r,
+				struct mp_err *err)
+{
+	struct walk_check *w = arg;
+	const struct raw_context *c;
+
+	(void)err;
+	if (w->n >= w->parsed->ncontexts) {
+		w->mismatch = true;
+		return MP_OK;
+	}
+	c = &w->parsed->contexts[w->n++];
+	if (c->stack_id != r->stack_id || c->npcs != r->npcs ||
+	    c->profile != r->profile || c->nhist != r->nhist ||
+	    memcmp(&c->mib, r->mib, sizeof(c->mib)) ||
+	    (r->nhist && memcmp(c->hist, r->hist, r->nhist * 8)))
+		w->mismatch = true;
+	for (uint32_t k = 0; k < r->npcs && !w->mismatch; k++)
+		w->mismatch = c->pcs[k] != mp_le64(r->pcs + k * 8);
+	return MP_OK;
+}
+
+/*
+ * raw_walk() on DATA (reusing RF from an earlier call) must fail exactly
+ * as raw_parse() did (PARSE_RC, PARSE_ERR), and when it walks, hand over
+ * raw_parse()'s contexts (PARSED) one record each, in order.
+ */
+static void walk_agrees(struct raw_file *rf, const void *data, size_t len,
+			enum mp_errcode parse_rc, const struct mp_err *parse_err,
+			const struct raw_file *parsed, const char *what)
+{
+	struct walk_check w = { parsed, 0, false };
+	struct mp_err err = { 0 };
+	enum mp_errcode rc;
+	bool walked;
+
+	rc = raw_walk(rf, data, len, walk_one, &w, &walked, &err);
+	ck_assert_msg(rc == parse_rc, "%s: raw_walk %d, raw_parse %d", what,
+		      rc, parse_rc);
+	if (rc) {
+		ck_assert_msg(!strcmp(mp_errmsg(&err), mp_errmsg(parse_err)),
+			      "%s: raw_walk says '%s', raw_parse '%s'", what,
+			      mp_errmsg(&err), mp_errmsg(parse_err));
+		return;
+	}
+	ck_assert_uint_eq(rf->nprofiles, parsed->nprofiles);
+	if (walked)
+		ck_assert_msg(!w.mismatch && w.n == parsed->ncontexts,
+			      "%s: walked records differ from the contexts", what);
+	else
+		ck_assert_msg(w.n == 0, "%s: not walked, yet records came", what);
+}
+
 /* True when LEN is the end of one of RF's profiles. */
 static bool at_profile_end(const struct raw_file *rf, size_t len)
 {
@@ -369,12 +491,14 @@ START_TEST(every_truncation_is_rejected)
 	const char *name = sweep_files[_i];
 	struct mp_buf buf;
 	struct mp_err err = { 0 };
-	struct raw_file whole, rf;
+	struct raw_file whole, rf, walked;
 	size_t cases = 0;
 
 	ck_assert_int_eq(mp_file_read(&buf, fixture_path(name), &err), MP_OK);
 	raw_file_init(&whole);
+	raw_file_init(&walked);
 	ck_assert_int_eq(raw_parse(&whole, buf.data, buf.size, &err), MP_OK);
+	walk_agrees(&walked, buf.data, buf.size, MP_OK, &err, &whole, name);
 	for (size_t len = 0; len < buf.size; len++) {
 		unsigned char *copy = malloc(len ? len : 1);
 		enum mp_errcode rc;
@@ -389,11 +513,13 @@ START_TEST(every_truncation_is_rejected)
 		else
 			ck_assert_msg(rc != MP_OK && err.detail[0],
 				      "%s: prefix of %zu bytes accepted", name, len);
+		walk_agrees(&walked, copy, len, rc, &err, &rf, name);
 		raw_file_release(&rf);
 		free(copy);
 		cases++;
 	}
-	printf("%s: %zu truncations checked\n", name, cases);
+	printf("%s: %zu truncations checked, raw_walk agreeing\n", name, cases);
+	raw_file_release(&walked);
 	raw_file_release(&whole);
 	mp_buf_release(&buf);
 }
@@ -405,12 +531,13 @@ START_TEST(header_mutations_never_crash)
 	const char *name = sweep_files[_i];
 	struct mp_buf buf;
 	struct mp_err err = { 0 };
-	struct raw_file rf;
+	struct raw_file rf, walked;
 	size_t cases = 0, rejected = 0;
 	size_t spots[RAW_HEADER_SIZE + 24];
 	size_t nspots = 0;
 
 	ck_assert_int_eq(mp_file_read(&buf, fixture_path(name), &err), MP_OK);
+	raw_file_init(&walked);
 	for (size_t i = 0; i < RAW_HEADER_SIZE; i++)
 		spots[nspots++] = i;
 	for (int s = 0; s < 3; s++) {
@@ -427,19 +554,25 @@ START_TEST(header_mutations_never_crash)
 			muts[4 + bit] = orig ^ (1 << bit);
 		for (int m = 0; m < 12; m++) {
 			buf.data[spots[s]] = (unsigned char)muts[m];
+			enum mp_errcode rc;
+
 			raw_file_init(&rf);
 			memset(&err, 0, sizeof(err));
-			if (raw_parse(&rf, buf.data, buf.size, &err)) {
+			rc = raw_parse(&rf, buf.data, buf.size, &err);
+			if (rc) {
 				ck_assert(err.detail[0]);
 				rejected++;
 			}
+			walk_agrees(&walked, buf.data, buf.size, rc, &err, &rf,
+				    name);
 			raw_file_release(&rf);
 			cases++;
 		}
 		buf.data[spots[s]] = orig;
 	}
-	printf("%s: %zu header mutations, %zu rejected, rest read cleanly\n",
-	       name, cases, rejected);
+	printf("%s: %zu header mutations, %zu rejected, rest read cleanly, "
+	       "raw_walk agreeing\n", name, cases, rejected);
+	raw_file_release(&walked);
 	mp_buf_release(&buf);
 }
 END_TEST
@@ -509,6 +642,7 @@ int main(void)
 	tcase_add_test(real, two_profiles_fold);
 	tcase_add_test(real, must_fail_files);
 	tcase_add_test(syn, duplicate_stack_ids_merge);
+	tcase_add_test(syn, walk_only_single_record_contexts);
 	tcase_add_test(syn, v5_histogram_decoding);
 	tcase_add_test(syn, errors_are_precise);
 	tcase_add_loop_test(sweep, every_truncation_is_rejected, 0, nsweep);
