@@ -15,9 +15,11 @@ void ctab_release_shard(struct ctab *t, size_t s)
 	struct ctab_shard *sh = &t->shard[s];
 
 	free(sh->slots);
+	free(sh->list);
 	mp_arena_release(&sh->arena);
 	sh->slots = NULL;
-	sh->mask = sh->n = 0;
+	sh->list = NULL;
+	sh->mask = sh->n = sh->alist = 0;
 	__atomic_store_n(&sh->count, 0, __ATOMIC_RELAXED);
 }
 
@@ -102,12 +104,13 @@ static enum mp_errcode add_hist(struct ctab_shard *sh, struct ctab_entry *e,
 static enum mp_errcode fold_locked(struct ctab_shard *sh,
 				   const uint64_t *keys, uint32_t n, uint64_t hash,
 				   const struct mp_mib *mib, const uint64_t *hist,
-				   uint32_t nhist, uint64_t weight)
+				   uint32_t nhist, uint64_t weight, bool *added)
 {
 	struct mp_mib m = *mib;
 	struct ctab_entry *e;
 	size_t i;
 
+	*added = false;
 	if (weight > 1)
 		mib_scale(&m, weight);
 	if ((sh->n + 1) * 2 > sh->mask + 1 && !grow(sh))
@@ -126,13 +129,16 @@ static enum mp_errcode fold_locked(struct ctab_shard *sh,
 		if (!mp_mul(n, sizeof(*keys), &size) ||
 		    !mp_add(size, sizeof(*e), &size))
 			return MP_E_TOO_LARGE;
-		if (!(e = mp_arena_alloc(&sh->arena, size)))
+		if (!MP_GROW(sh->list, sh->alist, sh->n + 1) ||
+		    !(e = mp_arena_alloc(&sh->arena, size)))
 			return MP_E_NOMEM;
 		e->nkeys = n;
 		e->mib = m;
 		e->mib.v[MIB_AccessHistogramSize] = 0;
 		memcpy(e->keys, keys, (size_t)n * sizeof(*keys));
 		sh->slots[i] = (struct ctab_slot){ hash, e };
+		sh->list[sh->n] = e;
+		*added = true;
 		__atomic_store_n(&sh->count, ++sh->n, __ATOMIC_RELAXED);
 	}
 	return nhist ? add_hist(sh, e, hist, nhist, weight) : MP_OK;
@@ -140,14 +146,14 @@ static enum mp_errcode fold_locked(struct ctab_shard *sh,
 
 enum mp_errcode ctab_fold(struct ctab *t, const uint64_t *keys, uint32_t n,
 			  const struct mp_mib *mib, const uint64_t *hist,
-			  uint32_t nhist, uint64_t weight)
+			  uint32_t nhist, uint64_t weight, bool *added)
 {
 	uint64_t hash = mp_hash_bytes(keys, (size_t)n * sizeof(*keys), n);
 	struct ctab_shard *sh = &t->shard[hash % CTAB_SHARDS];
 	enum mp_errcode rc;
 
 	pthread_mutex_lock(&sh->lock);
-	rc = fold_locked(sh, keys, n, hash, mib, hist, nhist, weight);
+	rc = fold_locked(sh, keys, n, hash, mib, hist, nhist, weight, added);
 	pthread_mutex_unlock(&sh->lock);
 	return rc;
 }

@@ -17,17 +17,17 @@
  *
  *	struct ctab t;
  *	ctab_init(&t);
- *	rc = ctab_fold(&t, keys, n, &mib, hist, nhist, weight);  // any thread
- *	for (size_t s = 0; s < CTAB_SHARDS; s++)                // one thread
- *		for (size_t i = 0; i <= t.shard[s].mask; i++)
- *			if (t.shard[s].slots[i].e)
- *				use(t.shard[s].slots[i].e);
+ *	rc = ctab_fold(&t, keys, n, &mib, hist, nhist, weight, &added);
+ *	for (size_t s = 0; s < CTAB_SHARDS; s++)	// when no thread folds
+ *		for (size_t i = 0; i < t.shard[s].n; i++)
+ *			use(t.shard[s].list[i]);
  *	ctab_release(&t);
  */
 #ifndef CTAB_H
 #define CTAB_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,6 +54,9 @@ struct ctab_shard {
 	_Alignas(128) pthread_mutex_t lock;
 	struct ctab_slot *slots;	/* open addressing, load <= 1/2 */
 	size_t mask, n;			/* capacity - 1 (0: none), entries */
+	struct ctab_entry **list;	/* the entries in the order made, which
+					 * is their order in memory */
+	size_t alist;
 	size_t count;			/* n, for readers without the lock */
 	struct mp_arena arena;		/* entries and histograms */
 };
@@ -69,12 +72,13 @@ void ctab_release_shard(struct ctab *t, size_t s);
 
 /*
  * Fold a context (stack KEYS[0..N-1], N >= 1; MIB and histogram HIST of
- * NHIST counts, both scaled by WEIGHT >= 1) into T.  Thread-safe.  Fails
- * only with MP_E_NOMEM or MP_E_TOO_LARGE.
+ * NHIST counts, both scaled by WEIGHT >= 1) into T.  *ADDED tells whether
+ * the stack was new.  Thread-safe.  Fails only with MP_E_NOMEM or
+ * MP_E_TOO_LARGE.
  */
 enum mp_errcode ctab_fold(struct ctab *t, const uint64_t *keys, uint32_t n,
 			  const struct mp_mib *mib, const uint64_t *hist,
-			  uint32_t nhist, uint64_t weight);
+			  uint32_t nhist, uint64_t weight, bool *added);
 
 /* Entries in all shards; may be read while other threads fold. */
 size_t ctab_count(const struct ctab *t);

@@ -64,6 +64,11 @@ struct scratch {
 	size_t apcs;
 	struct ht_map seg_cache;	/* overlapping maps: PC -> segment + 1 */
 	struct raw_file rf;		/* the input being folded */
+	/* Location keys this worker has seen in new stacks, and those of
+	 * them not yet handed to the main thread for symbolization. */
+	struct ht_map seen;
+	uint64_t *fresh;
+	size_t nfresh, afresh;
 	/* The profile being folded, its last segment, and whether a PC in
 	 * no segment was reported for this input. */
 	size_t cur, hint;
@@ -80,6 +85,8 @@ static void scratch_release(struct scratch *s)
 	free(s->pcs);
 	ht_map_release(&s->seg_cache);
 	raw_file_release(&s->rf);
+	ht_map_release(&s->seen);
+	free(s->fresh);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -111,6 +118,8 @@ void merge_release(struct merge *m)
 	idx_builder_release(&m->b);
 	stack_buf_release(&m->buf);
 	ht_map_release(&m->loc_map);
+	free(m->pending);
+	free(m->taken);
 	free(m->loc_first);
 	free(m->loc_n);
 	free(m->ids);
@@ -343,6 +352,7 @@ static enum mp_errcode fold_pcs(struct merge *m, struct scratch *s,
 {
 	const struct raw_profile *prof = &rf->profiles[p];
 	enum mp_errcode rc;
+	bool added;
 
 	if (npcs == 0)
 		return MP_OK;	/* no stack: nothing to attach it to */
@@ -385,8 +395,21 @@ static enum mp_errcode fold_pcs(struct merge *m, struct scratch *s,
 		if ((rc = loc_key(m, space, value, &s->keys[k])))
 			return mp_fail(err, rc, NULL);
 	}
-	rc = ctab_fold(&m->tab, s->keys, npcs, mib, hist, nhist, weight);
-	return rc ? mp_fail(err, rc, NULL) : MP_OK;
+	rc = ctab_fold(&m->tab, s->keys, npcs, mib, hist, nhist, weight,
+		       &added);
+	if (rc)
+		return mp_fail(err, rc, NULL);
+	for (uint32_t k = 0; added && k < npcs; k++) {
+		uint32_t dummy;
+
+		if (ht_map_get(&s->seen, s->keys[k], &dummy))
+			continue;
+		if (ht_map_put(&s->seen, s->keys[k], 0) ||
+		    !MP_GROW(s->fresh, s->afresh, s->nfresh + 1))
+			return mp_fail(err, MP_E_NOMEM, NULL);
+		s->fresh[s->nfresh++] = s->keys[k];
+	}
+	return MP_OK;
 }
 
 /* raw_walk()'s callback: fold one record of a file. */
@@ -524,10 +547,73 @@ static enum mp_errcode add_location(struct merge *m, uint64_t key,
 }
 
 /*
- * Steps 2 and 3 (merge.h): symbolize every distinct location of the table,
- * rewriting each key as its location's index; then fold each stack, as
- * frames without the runtime's leading ones, into the builder, freeing
- * the table shard by shard.
+ * Hand the keys a worker found in new stacks to the main thread, which
+ * symbolizes them while the workers go on (symbolize_pending).
+ */
+static enum mp_errcode publish(struct merge *m, struct scratch *s)
+{
+	enum mp_errcode rc = MP_OK;
+
+	if (!s->nfresh)
+		return MP_OK;
+	pthread_mutex_lock(&m->lock);
+	if (MP_GROW(m->pending, m->apending, m->npending + s->nfresh)) {
+		memcpy(m->pending + m->npending, s->fresh,
+		       s->nfresh * sizeof(*s->fresh));
+		__atomic_store_n(&m->npending, m->npending + s->nfresh,
+				 __ATOMIC_RELEASE);
+		s->nfresh = 0;
+	} else {
+		rc = MP_E_NOMEM;
+	}
+	pthread_mutex_unlock(&m->lock);
+	return rc;
+}
+
+/*
+ * Step 2 (merge.h), run by the main thread whenever keys are pending:
+ * symbolize each location not seen yet.  The workers need m->lock (the
+ * symbolizer, spaces, escapes) to learn a new input's segments, so it is
+ * taken location by location; b_lock guards the builder's frames.
+ */
+static enum mp_errcode symbolize_pending(struct merge *m, struct mp_err *err)
+{
+	enum mp_errcode rc = MP_OK;
+	uint64_t *keys;
+	size_t n, alloc;
+
+	/* Take the pending keys, leaving the workers an empty array. */
+	pthread_mutex_lock(&m->lock);
+	keys = m->pending;
+	n = m->npending;
+	alloc = m->apending;
+	m->pending = m->taken;
+	m->apending = m->ataken;
+	__atomic_store_n(&m->npending, 0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&m->lock);
+	m->taken = keys;
+	m->ataken = alloc;
+
+	for (size_t i = 0; i < n && !rc; i++) {
+		uint32_t loc;
+
+		if (ht_map_get(&m->loc_map, keys[i], &loc))
+			continue;
+		if (m->nlocs >= UINT32_MAX - 1)
+			return mp_fail(err, MP_E_TOO_LARGE, "too many PC locations");
+		pthread_mutex_lock(&m->lock);
+		pthread_mutex_lock(&m->b_lock);
+		rc = add_location(m, keys[i], err);
+		pthread_mutex_unlock(&m->b_lock);
+		pthread_mutex_unlock(&m->lock);
+	}
+	return rc;
+}
+
+/*
+ * Step 3 (merge.h): fold each stack, as frames without the runtime's
+ * leading ones, into the builder, freeing the table shard by shard.
+ * Every location is symbolized by now.
  */
 static enum mp_errcode build(struct merge *m, struct mp_err *err)
 {
@@ -536,45 +622,20 @@ static enum mp_errcode build(struct merge *m, struct mp_err *err)
 	for (size_t s = 0; s < CTAB_SHARDS; s++) {
 		struct ctab_shard *sh = &m->tab.shard[s];
 
-		for (size_t i = 0; sh->slots && i <= sh->mask; i++) {
-			struct ctab_entry *e = sh->slots[i].e;
-
-			for (uint32_t k = 0; e && k < e->nkeys; k++) {
-				uint32_t loc;
-
-				if (!ht_map_get(&m->loc_map, e->keys[k], &loc)) {
-					if (m->nlocs >= UINT32_MAX - 1)
-						return mp_fail(err, MP_E_TOO_LARGE,
-							       "too many PC locations");
-					if ((rc = add_location(m, e->keys[k], err)))
-						return rc;
-					loc = (uint32_t)m->nlocs - 1;
-				}
-				e->keys[k] = loc;
-			}
-		}
-	}
-	ht_map_release(&m->loc_map);
-	/*
-	 * Every frame is interned (strings copied): the debug information,
-	 * tens of MiB for a C library, can go before the builder grows.
-	 */
-	sym_release(m->sym);
-
-	for (size_t s = 0; s < CTAB_SHARDS; s++) {
-		struct ctab_shard *sh = &m->tab.shard[s];
-
-		for (size_t i = 0; sh->slots && i <= sh->mask; i++) {
-			const struct ctab_entry *e = sh->slots[i].e;
+		for (size_t i = 0; i < sh->n; i++) {
+			const struct ctab_entry *e = sh->list[i];
 			bool leading = !m->opts.keep_runtime;
 			size_t n = 0, start = 0;
 
-			if (!e)
-				continue;
 			for (uint32_t k = 0; k < e->nkeys; k++) {
-				uint32_t first = m->loc_first[e->keys[k]];
-				uint32_t len = m->loc_n[e->keys[k]];
+				uint32_t loc, first, len;
 
+				if (!ht_map_get(&m->loc_map, e->keys[k], &loc))
+					return mp_fail(err, MP_E_INVALID,
+						       "location 0x%llx was not symbolized",
+						       (unsigned long long)e->keys[k]);
+				first = m->loc_first[loc];
+				len = m->loc_n[loc];
 				if (!MP_GROW(m->stack, m->astack, n + len))
 					return mp_fail(err, MP_E_NOMEM, NULL);
 				for (uint32_t f = first; f < first + len; f++) {
@@ -707,6 +768,10 @@ static void run_input(struct merge *m, struct scratch *s,
 		j->rc = fold_raw(m, s, buf.data, buf.size, in->weight, &decoded,
 				 &j->err);
 		j->fatal = j->rc != MP_OK && decoded;
+		if (j->rc == MP_OK && publish(m, s)) {
+			j->rc = mp_fail(&j->err, MP_E_NOMEM, NULL);
+			j->fatal = true;
+		}
 		if (j->rc == MP_OK) {
 			pthread_mutex_lock(&m->b_lock);
 			idx_builder_count_inputs(&m->b, 1);
@@ -798,6 +863,7 @@ int merge_inputs(struct merge *m, const struct merge_input *in, size_t n)
 	pthread_t *threads = NULL;
 	unsigned nthreads = 0, want = m->opts.jobs;
 	double start = now();
+	enum mp_errcode sym_rc = MP_OK;	/* symbolize_pending() failed */
 	int rc = EXIT_OK;
 	size_t i = 0;
 
@@ -818,13 +884,23 @@ int merge_inputs(struct merge *m, const struct merge_input *in, size_t n)
 	}
 	for (i = 0; i < n && rc == EXIT_OK; i++) {
 		if (nthreads) {
+			/* Symbolize what the workers found while they go on. */
 			pthread_mutex_lock(&p.lock);
-			while (!p.jobs[i].done)
-				pthread_cond_wait(&p.done, &p.lock);
+			while (!p.jobs[i].done && !sym_rc) {
+				if (!__atomic_load_n(&m->npending, __ATOMIC_ACQUIRE)) {
+					pthread_cond_wait(&p.done, &p.lock);
+					continue;
+				}
+				pthread_mutex_unlock(&p.lock);
+				sym_rc = symbolize_pending(m, &err);
+				pthread_mutex_lock(&p.lock);
+			}
 			pthread_mutex_unlock(&p.lock);
 		} else {
 			run_input(m, &own, &in[i], &p.jobs[i]);
 		}
+		if (sym_rc)
+			break;
 		rc = report(m, &in[i], &p.jobs[i]);
 		progress(m, i + 1, n, start, false);
 	}
@@ -842,6 +918,17 @@ int merge_inputs(struct merge *m, const struct merge_input *in, size_t n)
 	pthread_cond_destroy(&p.done);
 	if (rc != EXIT_OK)
 		return rc;
+	if (!sym_rc)
+		sym_rc = symbolize_pending(m, &err);
+	if (sym_rc) {
+		cli_error(NULL, "%s", mp_errmsg(&err));
+		return EXIT_ERROR;
+	}
+	/*
+	 * Every frame is interned (strings copied): the debug information,
+	 * tens of MiB for a C library, can go before the builder grows.
+	 */
+	sym_release(m->sym);
 	if (m->good == 0 && m->opts.failure_mode != FAIL_WARN) {
 		cli_error(NULL, "no input could be merged");
 		return EXIT_ERROR;

@@ -9,7 +9,9 @@
  *    segment lookup and an addition.  An indexed input, already
  *    symbolized, is folded straight into the builder.
  * 2. Symbolize.  Each distinct location of the table is symbolized once
- *    and its frames interned in the builder.
+ *    and its frames interned in the builder, by the main thread while the
+ *    workers fold the next inputs: a worker hands over the keys of the
+ *    new stacks of each input it finishes.
  * 3. Build.  Each distinct stack becomes its frames, less the allocation
  *    runtime's leading ones, and is folded into the builder (two stacks
  *    may differ only in the runtime's frames).
@@ -76,6 +78,11 @@ struct merge {
 	pthread_mutex_t b_lock;
 	struct idx_builder b;
 	struct stack_buf buf;
+	/* Keys of new stacks the workers found, to symbolize (m->lock). */
+	uint64_t *pending;
+	size_t npending, apending;
+	uint64_t *taken;		/* the main thread's: being symbolized */
+	size_t ataken;
 	/* Step 2: each distinct location's frames, as builder frame ids. */
 	struct ht_map loc_map;		/* location key -> location */
 	uint32_t *loc_first, *loc_n;	/* its frames in ids[] */

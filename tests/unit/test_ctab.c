@@ -35,10 +35,10 @@ static const struct ctab_entry *find(const struct ctab *t, const uint64_t *keys,
 				     uint32_t n)
 {
 	for (size_t s = 0; s < CTAB_SHARDS; s++)
-		for (size_t i = 0; t->shard[s].slots && i <= t->shard[s].mask; i++) {
-			const struct ctab_entry *e = t->shard[s].slots[i].e;
+		for (size_t i = 0; i < t->shard[s].n; i++) {
+			const struct ctab_entry *e = t->shard[s].list[i];
 
-			if (e && e->nkeys == n &&
+			if (e->nkeys == n &&
 			    !memcmp(e->keys, keys, n * sizeof(*keys)))
 				return e;
 		}
@@ -51,6 +51,7 @@ START_TEST(equal_stacks_fold)
 	uint64_t keys[16];
 	struct mp_mib m;
 	struct ctab t;
+	bool added;
 
 	ctab_init(&t);
 	for (int round = 0; round < 3; round++)
@@ -59,7 +60,9 @@ START_TEST(equal_stacks_fold)
 
 			mib_of(i, 1 + (uint64_t)round, &m);
 			ck_assert_int_eq(ctab_fold(&t, keys, n, &m, NULL, 0,
-						   round == 2 ? 10 : 1), MP_OK);
+						   round == 2 ? 10 : 1, &added),
+					 MP_OK);
+			ck_assert(added == (round == 0));
 		}
 	ck_assert_uint_eq(ctab_count(&t), NSTACKS);
 	for (uint32_t i = 0; i < NSTACKS; i += 997) {
@@ -86,11 +89,12 @@ START_TEST(histograms_add_and_grow)
 	struct mp_mib m;
 	struct ctab t;
 	const struct ctab_entry *e;
+	bool added;
 
 	ctab_init(&t);
 	mib_of(0, 1, &m);
-	ck_assert_int_eq(ctab_fold(&t, keys, 2, &m, h1, 2, 1), MP_OK);
-	ck_assert_int_eq(ctab_fold(&t, keys, 2, &m, h2, 3, 2), MP_OK);
+	ck_assert_int_eq(ctab_fold(&t, keys, 2, &m, h1, 2, 1, &added), MP_OK);
+	ck_assert_int_eq(ctab_fold(&t, keys, 2, &m, h2, 3, 2, &added), MP_OK);
 	e = find(&t, keys, 2);
 	ck_assert_ptr_nonnull(e);
 	ck_assert_uint_eq(e->nhist, 3);
@@ -112,15 +116,16 @@ static void *fold_some(void *arg)
 	const struct folder *f = arg;
 	uint64_t keys[16];
 	struct mp_mib m;
+	bool added;
 
 	for (uint32_t i = f->first; i < NSTACKS; i += f->step) {
 		uint32_t n = stack_of(i, keys);
 
 		mib_of(i, 1, &m);
-		if (ctab_fold(f->t, keys, n, &m, NULL, 0, 1))
+		if (ctab_fold(f->t, keys, n, &m, NULL, 0, 1, &added))
 			return (void *)1;
 		/* Every stack also arrives from a second thread. */
-		if (ctab_fold(f->t, keys, n, &m, NULL, 0, 1))
+		if (ctab_fold(f->t, keys, n, &m, NULL, 0, 1, &added))
 			return (void *)1;
 	}
 	return NULL;
