@@ -48,6 +48,9 @@ struct seg_range {
 	uint32_t index;
 };
 
+/* Contexts folded at once by ctab_fold_batch(). */
+#define MERGE_BATCH 16
+
 /* What a worker reuses from one raw input to the next. */
 struct scratch {
 	struct segmap *segs;		/* every profile's, back to back */
@@ -69,6 +72,12 @@ struct scratch {
 	struct ht_map seen;
 	uint64_t *fresh;
 	size_t nfresh, afresh;
+	/* Contexts without histograms waiting to be folded together. */
+	struct ctab_item batch[MERGE_BATCH];
+	struct mp_mib batch_mib[MERGE_BATCH];
+	size_t nbatch;
+	uint64_t *batch_keys;		/* their keys, back to back */
+	size_t nbatch_keys, abatch_keys;
 	/* The profile being folded, its last segment, and whether a PC in
 	 * no segment was reported for this input. */
 	size_t cur, hint;
@@ -87,6 +96,7 @@ static void scratch_release(struct scratch *s)
 	raw_file_release(&s->rf);
 	ht_map_release(&s->seen);
 	free(s->fresh);
+	free(s->batch_keys);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -343,6 +353,49 @@ static enum mp_errcode setup_raw(struct merge *m, struct scratch *s,
  * into the table, its stack as location keys.  Runs in a worker; takes
  * m->lock only to learn a segment.
  */
+/* Note the keys of a stack new to the table, for publish(). */
+static enum mp_errcode note_new(struct scratch *s, const uint64_t *keys,
+				uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t dummy;
+
+		if (ht_map_get(&s->seen, keys[k], &dummy))
+			continue;
+		if (ht_map_put(&s->seen, keys[k], 0) ||
+		    !MP_GROW(s->fresh, s->afresh, s->nfresh + 1))
+			return MP_E_NOMEM;
+		s->fresh[s->nfresh++] = keys[k];
+	}
+	return MP_OK;
+}
+
+/* Fold the batched contexts. */
+static enum mp_errcode flush(struct merge *m, struct scratch *s,
+			     uint64_t weight, struct mp_err *err)
+{
+	enum mp_errcode rc;
+	size_t off = 0;
+
+	for (size_t i = 0; i < s->nbatch; i++) {
+		s->batch[i].keys = s->batch_keys + off;
+		s->batch[i].mib = &s->batch_mib[i];
+		off += s->batch[i].n;
+	}
+	rc = ctab_fold_batch(&m->tab, s->batch, s->nbatch, weight);
+	for (size_t i = 0; i < s->nbatch && !rc; i++)
+		if (s->batch[i].added)
+			rc = note_new(s, s->batch[i].keys, s->batch[i].n);
+	s->nbatch = s->nbatch_keys = 0;
+	return rc ? mp_fail(err, rc, NULL) : MP_OK;
+}
+
+/*
+ * Fold a context of profile P of RF (its NPCS PCS, MIB and histogram)
+ * into the table, its stack as location keys: at once if it has a
+ * histogram, else in a batch (flush() folds the rest).  Runs in a
+ * worker; takes m->lock only to learn a segment.
+ */
 static enum mp_errcode fold_pcs(struct merge *m, struct scratch *s,
 				const struct raw_file *rf, size_t p,
 				const uint64_t *pcs, uint32_t npcs,
@@ -352,6 +405,7 @@ static enum mp_errcode fold_pcs(struct merge *m, struct scratch *s,
 {
 	const struct raw_profile *prof = &rf->profiles[p];
 	enum mp_errcode rc;
+	uint64_t *keys;
 	bool added;
 
 	if (npcs == 0)
@@ -361,8 +415,9 @@ static enum mp_errcode fold_pcs(struct merge *m, struct scratch *s,
 		s->hint = 0;
 		ht_map_release(&s->seg_cache);
 	}
-	if (!MP_GROW(s->keys, s->akeys, npcs))
+	if (!MP_GROW(s->batch_keys, s->abatch_keys, s->nbatch_keys + npcs))
 		return mp_fail(err, MP_E_NOMEM, NULL);
+	keys = s->batch_keys + s->nbatch_keys;
 	for (uint32_t k = 0; k < npcs; k++) {
 		uint64_t pc = pcs[k], space = SPACE_ADDRESS, value = pc;
 		int64_t seg = find_segment(s, prof, p, pc, &s->hint);
@@ -392,24 +447,19 @@ static enum mp_errcode fold_pcs(struct merge *m, struct scratch *s,
 			if (rc)
 				return rc;
 		}
-		if ((rc = loc_key(m, space, value, &s->keys[k])))
+		if ((rc = loc_key(m, space, value, &keys[k])))
 			return mp_fail(err, rc, NULL);
 	}
-	rc = ctab_fold(&m->tab, s->keys, npcs, mib, hist, nhist, weight,
-		       &added);
-	if (rc)
-		return mp_fail(err, rc, NULL);
-	for (uint32_t k = 0; added && k < npcs; k++) {
-		uint32_t dummy;
-
-		if (ht_map_get(&s->seen, s->keys[k], &dummy))
-			continue;
-		if (ht_map_put(&s->seen, s->keys[k], 0) ||
-		    !MP_GROW(s->fresh, s->afresh, s->nfresh + 1))
-			return mp_fail(err, MP_E_NOMEM, NULL);
-		s->fresh[s->nfresh++] = s->keys[k];
+	if (nhist == 0) {
+		s->batch[s->nbatch].n = npcs;
+		s->batch_mib[s->nbatch++] = *mib;
+		s->nbatch_keys += npcs;
+		return s->nbatch == MERGE_BATCH ? flush(m, s, weight, err) : MP_OK;
 	}
-	return MP_OK;
+	rc = ctab_fold(&m->tab, keys, npcs, mib, hist, nhist, weight, &added);
+	if (rc == MP_OK && added)
+		rc = note_new(s, keys, npcs);
+	return rc ? mp_fail(err, rc, NULL) : MP_OK;
 }
 
 /* raw_walk()'s callback: fold one record of a file. */
@@ -457,6 +507,7 @@ static enum mp_errcode fold_raw(struct merge *m, struct scratch *s,
 	bool walked;
 
 	*decoded = false;
+	s->nbatch = s->nbatch_keys = 0;
 	rc = raw_walk(rf, data, size, fold_record, &w, &walked, err);
 	if (rc) {
 		*decoded = w.ready;
@@ -475,7 +526,7 @@ static enum mp_errcode fold_raw(struct merge *m, struct scratch *s,
 		if (rc)
 			return rc;
 	}
-	return MP_OK;
+	return flush(m, s, weight, err);
 }
 
 bool merge_parse_weighted(const char *s, struct merge_input *in)

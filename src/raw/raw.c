@@ -48,23 +48,27 @@ struct stack_ref {
 
 /*
  * Open-addressing table from a 64-bit key to a 32-bit index (0 = empty,
- * so indices are stored +1).  Power-of-two capacity, load <= 1/2.
+ * so indices are stored +1).  Power-of-two capacity, load <= 1/2; key
+ * and index side by side, so that a probe is one cache miss.
  */
+struct idmap_entry {
+	uint64_t key;
+	uint32_t val;
+};
+
 struct idmap {
-	uint64_t *keys;
-	uint32_t *vals;
+	struct idmap_entry *e;
 	size_t cap;
 };
 
 static void idmap_release(struct idmap *m)
 {
-	free(m->keys);
-	free(m->vals);
+	free(m->e);
 	memset(m, 0, sizeof(*m));
 }
 
 /*
- * Make M an empty table for N keys, reusing its arrays when they are large
+ * Make M an empty table for N keys, reusing its array when it is large
  * enough.  On failure M is left released: no caller has a half table.
  */
 static bool idmap_init(struct idmap *m, size_t n)
@@ -73,15 +77,14 @@ static bool idmap_init(struct idmap *m, size_t n)
 
 	while (cap < n * 2 + 1)
 		cap *= 2;
-	if (m->vals && m->cap >= cap && m->cap <= 4 * cap) {
-		memset(m->vals, 0, m->cap * sizeof(*m->vals));
+	if (m->e && m->cap >= cap && m->cap <= 4 * cap) {
+		memset(m->e, 0, m->cap * sizeof(*m->e));
 		return true;
 	}
 	idmap_release(m);
-	m->keys = calloc(cap, sizeof(*m->keys));
-	m->vals = calloc(cap, sizeof(*m->vals));
+	m->e = calloc(cap, sizeof(*m->e));
 	m->cap = cap;
-	if (m->keys && m->vals)
+	if (m->e)
 		return true;
 	idmap_release(m);
 	return false;
@@ -92,7 +95,7 @@ static size_t idmap_slot(const struct idmap *m, uint64_t key)
 {
 	size_t mask = m->cap - 1, i = mp_hash64(key) & mask;
 
-	while (m->vals[i] && m->keys[i] != key)
+	while (m->e[i].val && m->e[i].key != key)
 		i = (i + 1) & mask;
 	return i;
 }
@@ -113,6 +116,8 @@ struct raw_scratch {
 	struct stack_ref *stacks;
 	size_t nstacks, astacks;
 	struct idmap ids;		/* stack id -> index in stacks + 1 */
+	uint32_t *rec_stack;		/* MODE_CHECK: each record's stack */
+	size_t arec_stack;
 };
 
 static void scratch_free(struct raw_scratch *sc)
@@ -120,6 +125,7 @@ static void scratch_free(struct raw_scratch *sc)
 	if (!sc)
 		return;
 	free(sc->stacks);
+	free(sc->rec_stack);
 	idmap_release(&sc->ids);
 	free(sc);
 }
@@ -252,8 +258,8 @@ static enum mp_errcode parse_stacks(struct parse *p, uint64_t off, uint64_t end)
 				       id, n);
 		}
 		slot = idmap_slot(ids, id);
-		if (ids->vals[slot]) {
-			const struct stack_ref *prev = &st[ids->vals[slot] - 1];
+		if (ids->e[slot].val) {
+			const struct stack_ref *prev = &st[ids->e[slot].val - 1];
 
 			if (prev->npcs != n ||
 			    memcmp(prev->pcs, p->base + pos, (size_t)n * 8)) {
@@ -262,8 +268,8 @@ static enum mp_errcode parse_stacks(struct parse *p, uint64_t off, uint64_t end)
 					       "with different stacks", id);
 			}
 		} else {
-			ids->keys[slot] = id;
-			ids->vals[slot] = (uint32_t)i + 1;
+			ids->e[slot].key = id;
+			ids->e[slot].val = (uint32_t)i + 1;
 		}
 		st[i].id = id;
 		st[i].pcs = p->base + pos;
@@ -322,22 +328,22 @@ static enum mp_errcode file_context(struct parse *p, uint32_t pidx,
 		if (!idmap_init(&bigger, rf->ncontexts + 1))
 			return mp_fail(p->err, MP_E_NOMEM, NULL);
 		for (size_t k = 0; k < p->file_ctx.cap; k++) {
-			if (!p->file_ctx.vals[k])
+			if (!p->file_ctx.e[k].val)
 				continue;
-			i = idmap_slot(&bigger, p->file_ctx.keys[k]);
-			while (bigger.vals[i])
+			i = idmap_slot(&bigger, p->file_ctx.e[k].key);
+			while (bigger.e[i].val)
 				i = (i + 1) & (bigger.cap - 1);
-			bigger.keys[i] = p->file_ctx.keys[k];
-			bigger.vals[i] = p->file_ctx.vals[k];
+			bigger.e[i].key = p->file_ctx.e[k].key;
+			bigger.e[i].val = p->file_ctx.e[k].val;
 		}
 		idmap_release(&p->file_ctx);
 		p->file_ctx = bigger;
 	}
 	/* Keys are hashes and may collide: probe until the identity matches. */
 	mask = p->file_ctx.cap - 1;
-	for (i = mp_hash64(key) & mask; p->file_ctx.vals[i]; i = (i + 1) & mask) {
-		c = &rf->contexts[p->file_ctx.vals[i] - 1];
-		if (p->file_ctx.keys[i] == key &&
+	for (i = mp_hash64(key) & mask; p->file_ctx.e[i].val; i = (i + 1) & mask) {
+		c = &rf->contexts[p->file_ctx.e[i].val - 1];
+		if (p->file_ctx.e[i].key == key &&
 		    same_context(rf, c, layout, stack->id, pcs, stack->npcs)) {
 			*out = c;
 			*fresh = false;
@@ -354,8 +360,8 @@ static enum mp_errcode file_context(struct parse *p, uint32_t pidx,
 	c->pcs = pcs;
 	c->npcs = stack->npcs;
 	c->profile = pidx;
-	p->file_ctx.keys[i] = key;
-	p->file_ctx.vals[i] = (uint32_t)++rf->ncontexts;
+	p->file_ctx.e[i].key = key;
+	p->file_ctx.e[i].val = (uint32_t)++rf->ncontexts;
 	*out = c;
 	*fresh = true;
 	return MP_OK;
@@ -400,6 +406,7 @@ static enum mp_errcode parse_mibs(struct parse *p, uint32_t pidx, uint64_t off,
 	uint64_t mib_size = v >= 4 ? RAW_MIB_SIZE_V4
 				   : v >= 2 ? RAW_MIB_SIZE_V2 : RAW_MIB_SIZE_V1;
 	uint64_t hent = v >= 5 ? RAW_HIST_ENTRY_SIZE_V5 : RAW_HIST_ENTRY_SIZE_V4;
+	struct raw_scratch *sc = p->rf->scratch;
 	uint64_t count, pos, *hist = NULL;
 	size_t hist_alloc = 0;
 	enum mp_errcode rc = MP_OK;
@@ -420,6 +427,9 @@ static enum mp_errcode parse_mibs(struct parse *p, uint32_t pidx, uint64_t off,
 	if (p->mode == MODE_CONTEXTS &&
 	    !MP_GROW(p->rf->contexts, p->ctx_alloc,
 		     p->rf->ncontexts + (size_t)count + 1))
+		return mp_fail(p->err, MP_E_NOMEM, NULL);
+	if (p->mode == MODE_CHECK &&
+	    !MP_GROW(sc->rec_stack, sc->arec_stack, (size_t)count + 1))
 		return mp_fail(p->err, MP_E_NOMEM, NULL);
 	pos = off + 8;
 	for (uint64_t i = 0; i < count; i++) {
@@ -455,15 +465,21 @@ static enum mp_errcode parse_mibs(struct parse *p, uint32_t pidx, uint64_t off,
 			pos += nh * hent;
 		}
 
-		s = idmap_slot(ids, id);
-		if (!ids->vals[s]) {
-			rc = mp_fail(p->err, MP_E_CORRUPT,
-				     "MIB record %" PRIu64 " refers to stack id %"
-				     PRIu64 ", which has no stack", i, id);
-			goto out;
+		if (p->mode == MODE_WALK) {
+			/* Checked in the first pass, which noted the stack. */
+			sr = &stacks[sc->rec_stack[i]];
+		} else {
+			s = idmap_slot(ids, id);
+			if (!ids->e[s].val) {
+				rc = mp_fail(p->err, MP_E_CORRUPT,
+					     "MIB record %" PRIu64 " refers to stack id %"
+					     PRIu64 ", which has no stack", i, id);
+				goto out;
+			}
+			sr = &stacks[ids->e[s].val - 1];
 		}
-		sr = &stacks[ids->vals[s] - 1];
 		if (p->mode == MODE_CHECK) {
+			sc->rec_stack[i] = ids->e[s].val - 1;
 			/* ctx1 counts the stack's records in this pass. */
 			if (sr->ctx1++)
 				p->repeated = true;

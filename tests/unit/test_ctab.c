@@ -82,6 +82,48 @@ START_TEST(equal_stacks_fold)
 }
 END_TEST
 
+/* Batches fold as single folds do: the same stacks, batched and not. */
+START_TEST(batches_fold_alike)
+{
+	uint64_t keys[16 * 16];
+	struct mp_mib m[16];
+	struct ctab_item items[16];
+	struct ctab t;
+	bool added;
+
+	ctab_init(&t);
+	for (int round = 0; round < 2; round++)
+		for (uint32_t i = 0; i < NSTACKS; i += 16) {
+			for (uint32_t b = 0; b < 16; b++) {
+				items[b].n = stack_of(i + b, keys + 16 * b);
+				items[b].keys = keys + 16 * b;
+				mib_of(i + b, 1, &m[b]);
+				items[b].mib = &m[b];
+			}
+			ck_assert_int_eq(ctab_fold_batch(&t, items, 16, 3), MP_OK);
+			for (uint32_t b = 0; b < 16; b++)
+				ck_assert(items[b].added == (round == 0));
+		}
+	for (uint32_t i = 0; i < NSTACKS; i++) {
+		uint32_t n = stack_of(i, keys);
+
+		mib_of(i, 1, &m[0]);
+		ck_assert_int_eq(ctab_fold(&t, keys, n, &m[0], NULL, 0, 1, &added),
+				 MP_OK);
+		ck_assert(!added);
+	}
+	ck_assert_uint_eq(ctab_count(&t), NSTACKS);
+	for (uint32_t i = 0; i < NSTACKS; i += 997) {
+		uint32_t n = stack_of(i, keys);
+		const struct ctab_entry *e = find(&t, keys, n);
+
+		ck_assert_ptr_nonnull(e);
+		ck_assert_uint_eq(e->mib.v[MIB_AllocCount], 3 + 3 + 1);
+	}
+	ctab_release(&t);
+}
+END_TEST
+
 START_TEST(histograms_add_and_grow)
 {
 	const uint64_t keys[] = { 7, 8 };
@@ -171,6 +213,7 @@ int main(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, equal_stacks_fold);
+	tcase_add_test(tc, batches_fold_alike);
 	tcase_add_test(tc, histograms_add_and_grow);
 	tcase_add_test(tc, threads_fold_alike);
 	suite_add_tcase(s, tc);
