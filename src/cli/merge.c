@@ -110,6 +110,7 @@ void merge_init(struct merge *m, const struct merge_opts *opts,
 	m->sym = sym;
 	ctab_init(&m->tab);
 	pthread_mutex_init(&m->lock, NULL);
+	pthread_mutex_init(&m->sym_lock, NULL);
 	pthread_mutex_init(&m->b_lock, NULL);
 	idx_builder_init(&m->b);
 }
@@ -120,6 +121,9 @@ void merge_release(struct merge *m)
 		return;
 	ctab_release(&m->tab);
 	pthread_mutex_destroy(&m->lock);
+	pthread_mutex_destroy(&m->sym_lock);
+	free(m->bids);
+	ht_release(&m->bid_ht);
 	pthread_mutex_destroy(&m->b_lock);
 	free(m->spaces);
 	free(m->escapes);
@@ -208,23 +212,58 @@ static enum mp_errcode loc_key(struct merge *m, uint64_t space, uint64_t value,
 	return rc;
 }
 
+/* Spaces already found for a segment's build id (m->lock). */
+struct merge_bid {
+	uint64_t space;
+	uint32_t build_id_size;
+	uint8_t build_id[RAW_BUILD_ID_MAX];
+};
+
+static bool bid_eq(const void *key, uint32_t id, const void *ctx)
+{
+	const struct raw_segment *k = key;
+	const struct merge_bid *b = &((const struct merge *)ctx)->bids[id];
+
+	return b->build_id_size == k->build_id_size &&
+	       memcmp(b->build_id, k->build_id, k->build_id_size) == 0;
+}
+
 /*
- * Find the space and constant of segment SEG of PROF from its first PC.
- * m->lock held.
+ * Find the space and constant of segment SEG of PROF from its first PC,
+ * PC.  A segment with a build id (v3+) gets its module's space, and PC -
+ * load bias as its value, in every process: once its build id is known,
+ * the symbolizer is not asked again (its warnings and --strict errors
+ * are once per build id too).  Otherwise sym_map_pc() decides, under
+ * sym_lock.
  */
 static enum mp_errcode learn_segment(struct merge *m,
 				     const struct raw_profile *prof,
-				     uint64_t pc, struct segmap *sm,
-				     struct mp_err *err)
+				     const struct raw_segment *seg, uint64_t pc,
+				     struct segmap *sm, struct mp_err *err)
 {
 	struct merge_space k = { -1, 0, { 0 } };
+	bool by_bid = prof->version >= 3 && seg->build_id_size > 0;
+	uint64_t h = 0;
 	struct sym_addr a;
 	enum mp_errcode rc;
+	uint32_t id;
 
-	if ((rc = sym_map_pc(m->sym, prof, pc, &a, err)))
-		return rc;
-	sm->known = true;
-	if (a.module >= 0) {
+	if (by_bid) {
+		h = mp_hash_bytes(seg->build_id, seg->build_id_size, 0);
+		pthread_mutex_lock(&m->lock);
+		id = ht_find(&m->bid_ht, h, bid_eq, seg, m);
+		if (id != HT_NONE)
+			sm->space = m->bids[id].space;
+		pthread_mutex_unlock(&m->lock);
+		if (id != HT_NONE) {
+			sm->delta = -seg->offset;
+			sm->known = true;
+			return MP_OK;
+		}
+	}
+	pthread_mutex_lock(&m->sym_lock);
+	rc = sym_map_pc(m->sym, prof, pc, &a, err);
+	if (rc == MP_OK && a.module >= 0) {
 		struct sym_module_info info;
 
 		k.module = a.module;
@@ -233,6 +272,11 @@ static enum mp_errcode learn_segment(struct merge *m,
 			k.build_id_size = info.build_id_size;
 			memcpy(k.build_id, info.build_id, info.build_id_size);
 		}
+	}
+	pthread_mutex_unlock(&m->sym_lock);
+	if (rc)
+		return rc;
+	if (a.module >= 0) {
 		sm->delta = a.addr - pc;
 	} else if (a.segment >= 0 && a.build_id_size) {
 		k.build_id_size = a.build_id_size;
@@ -242,10 +286,28 @@ static enum mp_errcode learn_segment(struct merge *m,
 		/* No build id to name the module by: the address itself. */
 		sm->space = SPACE_ADDRESS;
 		sm->delta = 0;
+		sm->known = true;
 		return MP_OK;
 	}
-	if ((rc = space_of(m, &k, &sm->space)))
+	pthread_mutex_lock(&m->lock);
+	rc = space_of(m, &k, &sm->space);
+	if (rc == MP_OK && by_bid &&
+	    ht_find(&m->bid_ht, h, bid_eq, seg, m) == HT_NONE) {
+		if (!MP_GROW(m->bids, m->abids, m->nbids + 1) ||
+		    ht_insert(&m->bid_ht, h, (uint32_t)m->nbids))
+			rc = MP_E_NOMEM;
+		else {
+			struct merge_bid *b = &m->bids[m->nbids++];
+
+			b->space = sm->space;
+			b->build_id_size = seg->build_id_size;
+			memcpy(b->build_id, seg->build_id, seg->build_id_size);
+		}
+	}
+	pthread_mutex_unlock(&m->lock);
+	if (rc)
 		return mp_fail(err, rc, NULL);
+	sm->known = true;
 	return MP_OK;
 }
 
@@ -335,10 +397,10 @@ static enum mp_errcode setup_raw(struct merge *m, struct scratch *s,
 {
 	enum mp_errcode rc = MP_OK;
 
-	pthread_mutex_lock(&m->lock);
+	pthread_mutex_lock(&m->sym_lock);
 	for (size_t p = 0; p < rf->nprofiles && !rc; p++)
 		rc = sym_check_profile(m->sym, &rf->profiles[p], err);
-	pthread_mutex_unlock(&m->lock);
+	pthread_mutex_unlock(&m->sym_lock);
 	if (rc)
 		return rc;
 	if ((rc = prepare(s, rf)))
@@ -428,9 +490,9 @@ static enum mp_errcode fold_pcs(struct merge *m, struct scratch *s,
 		if (seg >= 0) {
 			sm = &s->segs[s->base[p] + (size_t)seg];
 			if (!sm->known) {
-				pthread_mutex_lock(&m->lock);
-				rc = learn_segment(m, prof, pc, sm, err);
-				pthread_mutex_unlock(&m->lock);
+				rc = learn_segment(m, prof,
+						   &prof->segments[seg], pc, sm,
+						   err);
 				if (rc)
 					return rc;
 			}
@@ -441,9 +503,9 @@ static enum mp_errcode fold_pcs(struct merge *m, struct scratch *s,
 			struct sym_addr a;
 
 			s->warned_unmapped = true;
-			pthread_mutex_lock(&m->lock);
+			pthread_mutex_lock(&m->sym_lock);
 			rc = sym_map_pc(m->sym, prof, pc, &a, err);
-			pthread_mutex_unlock(&m->lock);
+			pthread_mutex_unlock(&m->sym_lock);
 			if (rc)
 				return rc;
 		}
@@ -555,27 +617,30 @@ static enum mp_errcode add_location(struct merge *m, uint64_t key,
 				    struct mp_err *err)
 {
 	uint64_t space = key >> LOC_BITS, value = key & LOC_MASK;
-	const uint8_t *build_id = NULL;
+	struct merge_space sp = { -1, 0, { 0 } };
 	struct sym_addr a = { 0 };
 	enum mp_errcode rc;
 
+	/* Workers may be growing the spaces and escapes: copy out. */
+	pthread_mutex_lock(&m->lock);
 	if (space == SPACE_ESCAPE) {
 		space = m->escapes[value].space;
 		value = m->escapes[value].value;
 	}
+	if (space != SPACE_ADDRESS)
+		sp = m->spaces[space - SPACE_FIRST];
+	pthread_mutex_unlock(&m->lock);
 	a.module = -1;
 	a.segment = -1;
 	a.addr = a.offset = value;
 	if (space != SPACE_ADDRESS) {
-		const struct merge_space *sp = &m->spaces[space - SPACE_FIRST];
-
-		a.module = sp->module;
+		a.module = sp.module;
 		a.segment = 0;		/* it lay in a segment */
-		a.build_id_size = sp->build_id_size;
-		build_id = sp->build_id;
+		a.build_id_size = sp.build_id_size;
 	}
 	m->buf.n = 0;
-	if ((rc = stack_add_addr(m->sym, &a, value, build_id, &m->buf, err)))
+	rc = stack_add_addr(m->sym, &a, value, sp.build_id, &m->buf, err);
+	if (rc)
 		return rc;
 	if (stack_to_idx(&m->buf) ||
 	    !MP_GROW(m->ids, m->aids, m->nids + m->buf.n) ||
@@ -623,9 +688,9 @@ static enum mp_errcode publish(struct merge *m, struct scratch *s)
 
 /*
  * Step 2 (merge.h), run by the main thread whenever keys are pending:
- * symbolize each location not seen yet.  The workers need m->lock (the
- * symbolizer, spaces, escapes) to learn a new input's segments, so it is
- * taken location by location; b_lock guards the builder's frames.
+ * symbolize each location not seen yet.  Workers may need the symbolizer
+ * (sym_lock) to learn a new input's segments, so it is taken location by
+ * location; b_lock guards the builder's frames.
  */
 static enum mp_errcode symbolize_pending(struct merge *m, struct mp_err *err)
 {
@@ -652,11 +717,11 @@ static enum mp_errcode symbolize_pending(struct merge *m, struct mp_err *err)
 			continue;
 		if (m->nlocs >= UINT32_MAX - 1)
 			return mp_fail(err, MP_E_TOO_LARGE, "too many PC locations");
-		pthread_mutex_lock(&m->lock);
+		pthread_mutex_lock(&m->sym_lock);
 		pthread_mutex_lock(&m->b_lock);
 		rc = add_location(m, keys[i], err);
 		pthread_mutex_unlock(&m->b_lock);
-		pthread_mutex_unlock(&m->lock);
+		pthread_mutex_unlock(&m->sym_lock);
 	}
 	return rc;
 }
@@ -780,6 +845,7 @@ struct job {
 	enum mp_errcode rc;
 	struct mp_err err;
 	bool fatal;		/* failed while being folded in */
+	bool raw;		/* a raw input (indexed ones count themselves) */
 	bool done;
 };
 
@@ -823,11 +889,7 @@ static void run_input(struct merge *m, struct scratch *s,
 			j->rc = mp_fail(&j->err, MP_E_NOMEM, NULL);
 			j->fatal = true;
 		}
-		if (j->rc == MP_OK) {
-			pthread_mutex_lock(&m->b_lock);
-			idx_builder_count_inputs(&m->b, 1);
-			pthread_mutex_unlock(&m->b_lock);
-		}
+		j->raw = true;
 	}
 	mp_buf_release(&buf);
 }
@@ -891,6 +953,11 @@ static int report(struct merge *m, const struct merge_input *in,
 {
 	if (j->rc == MP_OK) {
 		m->good++;
+		if (j->raw) {
+			pthread_mutex_lock(&m->b_lock);
+			idx_builder_count_inputs(&m->b, 1);
+			pthread_mutex_unlock(&m->b_lock);
+		}
 		return EXIT_OK;
 	}
 	if (j->fatal) {

@@ -59,18 +59,24 @@ struct merge_input {
 
 struct merge_space;
 struct merge_escape;
+struct merge_bid;
 
 struct merge {
 	struct merge_opts opts;
 	size_t good, bad;	/* inputs merged, inputs rejected */
 	/* Step 1: raw contexts by stack of location keys. */
 	struct ctab tab;
-	/* sym, spaces and escapes are shared by the workers under lock. */
-	pthread_mutex_t lock;
+	/* The symbolizer, shared by the workers and the main thread. */
+	pthread_mutex_t sym_lock;
 	struct sym_ctx *sym;
+	/* lock: spaces, escapes, build ids and pending keys. */
+	pthread_mutex_t lock;
 	struct merge_space *spaces;	/* modules and bare build ids */
 	size_t nspaces, aspaces;
 	struct ht space_ht;
+	struct merge_bid *bids;		/* a segment build id's space */
+	size_t nbids, abids;
+	struct ht bid_ht;
 	struct merge_escape *escapes;	/* locations too wide for a key */
 	size_t nescapes, aescapes;
 	struct ht escape_ht;

@@ -69,7 +69,8 @@ static void idmap_release(struct idmap *m)
 
 /*
  * Make M an empty table for N keys, reusing its array when it is large
- * enough.  On failure M is left released: no caller has a half table.
+ * enough (clearing memory costs less than faulting fresh pages in).  On
+ * failure M is left released: no caller has a half table.
  */
 static bool idmap_init(struct idmap *m, size_t n)
 {
@@ -77,7 +78,7 @@ static bool idmap_init(struct idmap *m, size_t n)
 
 	while (cap < n * 2 + 1)
 		cap *= 2;
-	if (m->e && m->cap >= cap && m->cap <= 4 * cap) {
+	if (m->e && m->cap >= cap) {
 		memset(m->e, 0, m->cap * sizeof(*m->e));
 		return true;
 	}
