@@ -368,18 +368,20 @@ static enum mp_errcode file_context(struct parse *p, uint32_t pidx,
 	return MP_OK;
 }
 
+#define LOAD_4(p) mp_le32(p)
+#define LOAD_8(p) mp_le64(p)
+
+/*
+ * Spelled out field by field from RAW_MIB_FIELDS, not looped over
+ * mib_fields[]: a merge decodes millions of records.
+ */
 static void decode_mib(const unsigned char *m, uint32_t version,
 		       struct mp_mib *mib)
 {
-	memset(mib, 0, sizeof(*mib));
-	for (int f = 0; f < MIB__COUNT; f++) {
-		const struct mib_field_info *fi = &mib_fields[f];
-
-		if (version < fi->min_version)
-			continue;
-		mib->v[f] = fi->width == 8 ? mp_le64(m + fi->offset)
-					   : mp_le32(m + fi->offset);
-	}
+#define DECODE(name, tag, width, off, ver, rule) \
+	mib->v[MIB_##name] = version >= (ver) ? LOAD_##width(m + (off)) : 0;
+	RAW_MIB_FIELDS(DECODE)
+#undef DECODE
 }
 
 /* Add histogram H (N entries) into context C. */
