@@ -21,8 +21,10 @@ const char *const idx_section_names[9] = {
 #define HEADER_SIZE 64
 #define SECTION_ENTRY_SIZE 24
 #define MAX_SECTIONS 16
-#define FRAME_SIZE 24
-#define NODE_SIZE 8
+#define PATH_NODE_SIZE 8
+#define FRAMES_HEADER 12	/* count, six column widths, reserved */
+#define FRAME_COLUMNS 6
+#define TRIE_HEADER 4		/* count; the first node is at offset 4 */
 #define HASH_TYPE_FNV1A 1
 #define TYPE_VARINT 1
 #define TYPE_VARINT_ARRAY 2
@@ -471,7 +473,7 @@ static int by_frame(const void *x, const void *y)
 
 struct ctx_order {
 	uint32_t owner;		/* string id of the owning function */
-	uint32_t node;		/* new trie index */
+	uint32_t node;		/* its trie node's offset: the stack id */
 	uint32_t ctx;
 };
 
@@ -568,24 +570,51 @@ static void free_tables(struct out_tables *t)
 	free(t->order);
 }
 
-static void write_mib(struct obuf *o, const struct idx_bctx *c)
+static bool same_hist(const struct idx_bctx *a, const struct idx_bctx *c)
 {
-	for (int f = 0; f < MIB__COUNT; f++)
-		ob_varint(o, c->mib.v[f]);
-	ob_varint(o, c->nhist);
-	for (uint32_t i = 0; i < c->nhist; i++)
-		ob_varint(o, c->hist[i]);
+	return a->nhist == c->nhist &&
+	       (!a->nhist || memcmp(a->hist, c->hist,
+				    a->nhist * sizeof(*a->hist)) == 0);
 }
 
 /*
- * Write a forest table (paths or trie): u32 count, then per node its
- * payload A, renumbered through AMAP, and its parent + 1.  Nodes are
- * numbered by forest_order() on their renumbered payloads; OUT gets each
- * node's new index and NEW_TO_OLD the inverse.  TMP holds N entries.
+ * One MIB of a record: its presence mask, then the fields that differ
+ * from PREV, the MIB before it in the record (NULL for the first, whose
+ * reference is all zeros and an empty histogram).  Schema field f < 26 is
+ * MIB field f, field 26 the histogram.
  */
-static enum mp_errcode write_forest(struct obuf *o, const struct idx_rec *recs,
-				    size_t n, const uint32_t *amap, uint32_t *out,
-				    uint32_t *new_to_old, uint32_t *tmp)
+static void write_mib(struct obuf *o, const struct idx_bctx *c,
+		      const struct idx_bctx *prev)
+{
+	static const struct idx_bctx zero;
+	uint64_t mask = 0;
+
+	if (!prev)
+		prev = &zero;
+	for (int f = 0; f < MIB__COUNT; f++)
+		if (c->mib.v[f] != prev->mib.v[f])
+			mask |= (uint64_t)1 << f;
+	if (!same_hist(c, prev))
+		mask |= (uint64_t)1 << MIB__COUNT;
+	ob_varint(o, mask);
+	for (int f = 0; f < MIB__COUNT; f++)
+		if (mask >> f & 1)
+			ob_varint(o, c->mib.v[f]);
+	if (mask >> MIB__COUNT & 1) {
+		ob_varint(o, c->nhist);
+		for (uint32_t i = 0; i < c->nhist; i++)
+			ob_varint(o, c->hist[i]);
+	}
+}
+
+/*
+ * Number a forest of N nodes (payload A renumbered through AMAP, parent
+ * + 1) with forest_order() on the renumbered payloads: OUT gets each
+ * node's new index, NEW_TO_OLD the inverse.  TMP holds N entries.
+ */
+static enum mp_errcode number_forest(const struct idx_rec *recs, size_t n,
+				     const uint32_t *amap, uint32_t *out,
+				     uint32_t *new_to_old, uint32_t *tmp)
 {
 	for (size_t i = 0; i < n; i++)
 		tmp[i] = amap[recs[i].a];
@@ -593,6 +622,16 @@ static enum mp_errcode write_forest(struct obuf *o, const struct idx_rec *recs,
 		return MP_E_NOMEM;
 	for (size_t i = 0; i < n; i++)
 		new_to_old[out[i]] = (uint32_t)i;
+	return MP_OK;
+}
+
+/* The file-path table: u32 count, then (name, parent + 1) per node. */
+static enum mp_errcode write_paths(struct obuf *o, const struct idx_rec *recs,
+				   size_t n, const uint32_t *amap, uint32_t *out,
+				   uint32_t *new_to_old, uint32_t *tmp)
+{
+	if (number_forest(recs, n, amap, out, new_to_old, tmp))
+		return MP_E_NOMEM;
 	ob_u32(o, (uint32_t)n);
 	for (size_t k = 0; k < n; k++) {
 		const struct idx_rec *r = &recs[new_to_old[k]];
@@ -601,6 +640,87 @@ static enum mp_errcode write_forest(struct obuf *o, const struct idx_rec *recs,
 		ob_u32(o, r->b ? out[r->b - 1] + 1 : 0);
 	}
 	return MP_OK;
+}
+
+/*
+ * The call-stack trie: u32 count, then each node as varints (frame, its
+ * offset minus its parent's, 0 for a root), in forest order, which puts
+ * parents first, so a parent's offset is known when its child is written.
+ * On return OUT[i] is node i's offset in the section: its stack id.
+ * TMP holds N entries.
+ */
+static enum mp_errcode write_trie(struct obuf *o, const struct idx_rec *recs,
+				  size_t n, const uint32_t *frame_out,
+				  uint32_t *out, uint32_t *new_to_old,
+				  uint32_t *tmp)
+{
+	size_t start = o->n;
+
+	if (number_forest(recs, n, frame_out, out, new_to_old, tmp))
+		return MP_E_NOMEM;
+	ob_u32(o, (uint32_t)n);
+	/* tmp[k]: offset of the k-th node written. */
+	for (size_t k = 0; k < n; k++) {
+		const struct idx_rec *r = &recs[new_to_old[k]];
+		size_t off = o->n - start;
+
+		/* Offsets and offset + 1 (a parent1) must fit 32 bits. */
+		if (off >= UINT32_MAX - 1)
+			return MP_E_TOO_LARGE;
+		tmp[k] = (uint32_t)off;
+		ob_varint(o, frame_out[r->a]);
+		ob_varint(o, r->b ? off - tmp[out[r->b - 1]] : 0);
+	}
+	if (o->n - start >= UINT32_MAX - 1)
+		return MP_E_TOO_LARGE;
+	for (size_t i = 0; i < n; i++)
+		out[i] = tmp[out[i]];
+	return MP_OK;
+}
+
+/* Bytes that hold V: 0 for 0, else 1 to 4. */
+static unsigned width_of(uint32_t v)
+{
+	unsigned w = 0;
+
+	while (v) {
+		w++;
+		v >>= 8;
+	}
+	return w;
+}
+
+/*
+ * The stack-entry table: u32 count, the six column widths, two reserved
+ * bytes, then the entries FRAMES[ORDER[k]] with each column in the fewest
+ * bytes that hold its largest value.  Fixed-size entries keep lookup by
+ * index O(1); most columns are small (string ids, lines, a flag bit).
+ */
+static void write_frames(struct obuf *o, uint32_t (*frames)[6],
+			 const uint32_t *order, size_t n)
+{
+	unsigned width[FRAME_COLUMNS] = { 0 };
+	unsigned char *p;
+
+	for (size_t k = 0; k < n; k++)
+		for (int c = 0; c < FRAME_COLUMNS; c++) {
+			unsigned w = width_of(frames[order[k]][c]);
+
+			if (w > width[c])
+				width[c] = w;
+		}
+	ob_u32(o, (uint32_t)n);
+	p = ob_put(o, FRAMES_HEADER - 4);
+	for (int c = 0; p && c < FRAME_COLUMNS; c++)
+		p[c] = (unsigned char)width[c];
+	for (size_t k = 0; k < n; k++)
+		for (int c = 0; c < FRAME_COLUMNS; c++) {
+			uint32_t v = frames[order[k]][c];
+
+			p = ob_put(o, width[c]);
+			for (unsigned i = 0; p && i < width[c]; i++)
+				p[i] = (unsigned char)(v >> (8 * i));
+		}
 }
 
 enum mp_errcode idx_builder_write(struct idx_builder *b, FILE *out,
@@ -721,8 +841,8 @@ enum mp_errcode idx_builder_write(struct idx_builder *b, FILE *out,
 		ncp++;
 	}
 	sec_off[SEC_PATHS] = o.n;
-	if (write_forest(&o, cpaths, ncp, t.str_out, cout, t.path_new_to_old,
-			 tmp))
+	if (write_paths(&o, cpaths, ncp, t.str_out, cout, t.path_new_to_old,
+			tmp))
 		goto out;
 	for (size_t i = 0; i < npath; i++)
 		if (used_path[i])
@@ -746,19 +866,16 @@ enum mp_errcode idx_builder_write(struct idx_builder *b, FILE *out,
 	for (size_t k = 0; k < nused; k++)
 		t.frame_out[t.frame_new_to_old[k]] = (uint32_t)k;
 	sec_off[SEC_FRAMES] = o.n;
-	ob_u32(&o, (uint32_t)nused);
-	ob_u32(&o, 0);
-	for (size_t k = 0; k < nused; k++)
-		for (int f = 0; f < 6; f++)
-			ob_u32(&o, t.frames[t.frame_new_to_old[k]][f]);
+	write_frames(&o, t.frames, t.frame_new_to_old, nused);
 	sec_size[SEC_FRAMES] = o.n - sec_off[SEC_FRAMES];
 	ob_align(&o);
 
 	/* 5: the call-stack trie, ordered by frames from the outermost. */
 	sec_off[SEC_TRIE] = o.n;
-	if (write_forest(&o, b->trie, ntr, t.frame_out, t.trie_out,
-			 t.trie_new_to_old, tmp))
+	if ((rc = write_trie(&o, b->trie, ntr, t.frame_out, t.trie_out,
+			     t.trie_new_to_old, tmp)) != MP_OK)
 		goto out;
+	rc = MP_E_NOMEM;
 	sec_size[SEC_TRIE] = o.n - sec_off[SEC_TRIE];
 	ob_align(&o);
 
@@ -784,7 +901,12 @@ enum mp_errcode idx_builder_write(struct idx_builder *b, FILE *out,
 	sec_size[SEC_SCHEMA] = o.n - sec_off[SEC_SCHEMA];
 	ob_align(&o);
 
-	/* 7: records, by owning function, MIBs by stack id. */
+	/*
+	 * 7: records, by owning function, MIBs by stack id (t.trie_out holds
+	 * node offsets, in the same order as the nodes), each stack id as
+	 * its step from the one before and each MIB as its changes from the
+	 * one before.
+	 */
 	for (size_t i = 0; i < nctx; i++) {
 		uint32_t node = b->ctxs[i].node;
 
@@ -801,8 +923,10 @@ enum mp_errcode idx_builder_write(struct idx_builder *b, FILE *out,
 			j++;
 		ob_varint(&o, j - i);
 		for (size_t k = i; k < j; k++) {
-			ob_varint(&o, t.order[k].node);
-			write_mib(&o, &b->ctxs[t.order[k].ctx]);
+			ob_varint(&o, t.order[k].node -
+				      (k > i ? t.order[k - 1].node : 0));
+			write_mib(&o, &b->ctxs[t.order[k].ctx],
+				  k > i ? &b->ctxs[t.order[k - 1].ctx] : NULL);
 		}
 		if (o.n - sec_off[SEC_RECORDS] > UINT32_MAX) {
 			rc = MP_E_TOO_LARGE;
@@ -936,19 +1060,50 @@ static bool name_ok(uint32_t name, uint64_t *hash, const void *ctx)
 	return true;
 }
 
-static const unsigned char *frame_ptr(const struct idx_file *f, uint32_t i)
+/* Column COL of stack entry I, which the caller knows is in the table. */
+static uint32_t frame_get(const struct idx_file *f, uint32_t i, int col)
 {
-	return f->sec[SEC_FRAMES] + 8 + (size_t)i * FRAME_SIZE;
+	const unsigned char *p = f->sec[SEC_FRAMES] + FRAMES_HEADER +
+				 (size_t)i * f->frame_size + f->frame_col[col];
+	uint32_t v = 0;
+
+	for (unsigned k = f->frame_width[col]; k-- > 0;)
+		v = v << 8 | p[k];
+	return v;
 }
 
-static const unsigned char *node_ptr(const struct idx_file *f, uint32_t i)
+/*
+ * The trie node at offset NODE: its frame, and its parent's offset + 1
+ * (0 for a root).  Every node was checked by idx_open(); the bounds here
+ * only keep an id that did not come from the file from reading outside
+ * the section or walking forwards.
+ */
+static void node_at(const struct idx_file *f, uint32_t node, uint32_t *frame,
+		    uint32_t *parent1)
 {
-	return f->sec[SEC_TRIE] + 4 + (size_t)i * NODE_SIZE;
+	const unsigned char *p = f->sec[SEC_TRIE] + node,
+			    *end = f->sec[SEC_TRIE] + f->trie_size;
+	uint64_t fr = 0, up = 0;
+
+	*frame = 0;
+	*parent1 = 0;
+	if (node < TRIE_HEADER || node >= f->trie_size ||
+	    !get_varint(&p, end, &fr) || !get_varint(&p, end, &up))
+		return;
+	if (fr < f->nframes)
+		*frame = (uint32_t)fr;
+	if (up && up <= node - TRIE_HEADER)
+		*parent1 = node - (uint32_t)up + 1;
 }
 
 static const unsigned char *path_ptr(const struct idx_file *f, uint32_t i)
 {
-	return f->sec[SEC_PATHS] + 4 + (size_t)i * NODE_SIZE;
+	return f->sec[SEC_PATHS] + 4 + (size_t)i * PATH_NODE_SIZE;
+}
+
+static bool is_node(const uint8_t *starts, uint64_t off)
+{
+	return starts[off / 8] >> (off % 8) & 1;
 }
 
 struct span {
@@ -1032,7 +1187,126 @@ static enum mp_errcode table_fits(const struct idx_file *f, int id, size_t hdr,
 	return MP_OK;
 }
 
-static enum mp_errcode check_tables(struct idx_file *f, struct mp_err *err)
+/*
+ * The stack-entry table: column widths, then fixed-size entries, strictly
+ * increasing (which also bounds the count of a table of width 0 to one).
+ */
+static enum mp_errcode check_frames(struct idx_file *f, struct mp_err *err)
+{
+	const unsigned char *p = f->sec[SEC_FRAMES];
+	size_t size = f->sec_size[SEC_FRAMES];
+
+	if (size < FRAMES_HEADER)
+		return mp_fail(err, MP_E_CORRUPT,
+			       "section frames is %zu bytes, too small for its "
+			       "header", size);
+	f->nframes = mp_le32(p);
+	f->frame_size = 0;
+	for (int c = 0; c < FRAME_COLUMNS; c++) {
+		if (p[4 + c] > 4)
+			return mp_fail(err, MP_E_CORRUPT,
+				       "stack-entry column %d has width %u (at "
+				       "most 4)", c, p[4 + c]);
+		f->frame_width[c] = p[4 + c];
+		f->frame_col[c] = (uint8_t)f->frame_size;
+		f->frame_size += p[4 + c];
+	}
+	if ((uint64_t)f->nframes * f->frame_size > size - FRAMES_HEADER)
+		return mp_fail(err, MP_E_CORRUPT,
+			       "section frames claims %" PRIu32 " entries of %"
+			       PRIu32 " bytes but holds %zu bytes", f->nframes,
+			       f->frame_size, size - FRAMES_HEADER);
+	for (uint32_t i = 0; i < f->nframes; i++) {
+		uint32_t flags = frame_get(f, i, 5), path1 = frame_get(f, i, 1);
+		int c = 0;
+
+		if (!string_ok(f, frame_get(f, i, 0)))
+			return mp_fail(err, MP_E_CORRUPT,
+				       "stack entry %" PRIu32 " names string id %"
+				       PRIu32 ", which is not a string", i,
+				       frame_get(f, i, 0));
+		if (path1 > f->npaths ||
+		    ((flags & IDX_FRAME_UNSYMBOLIZED) && path1))
+			return mp_fail(err, MP_E_CORRUPT,
+				       "stack entry %" PRIu32 " has file node %"
+				       PRIu32 " (of %" PRIu32 ")", i, path1,
+				       f->npaths);
+		if (flags & ~(IDX_FRAME_INLINED | IDX_FRAME_UNSYMBOLIZED))
+			return mp_fail(err, MP_E_CORRUPT,
+				       "stack entry %" PRIu32 " has unknown "
+				       "flags 0x%" PRIx32, i, flags);
+		if (i == 0)
+			continue;
+		while (c < FRAME_COLUMNS &&
+		       frame_get(f, i, c) == frame_get(f, i - 1, c))
+			c++;
+		if (c == FRAME_COLUMNS ||
+		    frame_get(f, i, c) < frame_get(f, i - 1, c))
+			return mp_fail(err, MP_E_CORRUPT,
+				       "stack entry %" PRIu32 " does not sort "
+				       "after stack entry %" PRIu32 " (entries "
+				       "are sorted and distinct)", i, i - 1);
+	}
+	return MP_OK;
+}
+
+/*
+ * The call-stack trie, in one pass in order: each node's varints, its
+ * frame, and its parent, which must start an earlier node.  *STARTS gets
+ * a bitmap of node starts (bit i: a node begins at offset i), for the
+ * records' stack ids; the caller frees it, also on failure.
+ */
+static enum mp_errcode check_trie(struct idx_file *f, uint8_t **starts,
+				  struct mp_err *err)
+{
+	const unsigned char *base = f->sec[SEC_TRIE], *p, *end;
+	size_t size = f->sec_size[SEC_TRIE];
+	uint32_t n = 0;
+
+	if (size < TRIE_HEADER)
+		return mp_fail(err, MP_E_CORRUPT,
+			       "section trie is %zu bytes, too small for its "
+			       "count", size);
+	/* A stack id plus one (idx_node_parent1()) must fit 32 bits. */
+	if (size >= UINT32_MAX - 1)
+		return mp_fail(err, MP_E_CORRUPT,
+			       "section trie is %zu bytes, too large for 32-bit "
+			       "stack ids", size);
+	f->ntrie = mp_le32(base);
+	f->trie_size = (uint32_t)size;
+	*starts = calloc(size / 8 + 1, 1);
+	if (!*starts)
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	end = base + size;
+	for (p = base + TRIE_HEADER; p < end; n++) {
+		uint32_t off = (uint32_t)(p - base);
+		uint64_t frame, up;
+
+		if (!get_varint(&p, end, &frame) || !get_varint(&p, end, &up))
+			return mp_fail(err, MP_E_CORRUPT,
+				       "trie node at offset %" PRIu32 " is malformed "
+				       "or runs past the section", off);
+		if (frame >= f->nframes)
+			return mp_fail(err, MP_E_CORRUPT,
+				       "trie node at offset %" PRIu32 " names stack "
+				       "entry %" PRIu64 " of %" PRIu32, off, frame,
+				       f->nframes);
+		if (up && (up > off - TRIE_HEADER || !is_node(*starts, off - up)))
+			return mp_fail(err, MP_E_CORRUPT,
+				       "trie node at offset %" PRIu32 " has its "
+				       "parent %" PRIu64 " bytes back, not at an "
+				       "earlier node", off, up);
+		(*starts)[off / 8] |= (uint8_t)(1u << (off % 8));
+	}
+	if (n != f->ntrie)
+		return mp_fail(err, MP_E_CORRUPT,
+			       "trie holds %" PRIu32 " nodes, its count says %"
+			       PRIu32, n, f->ntrie);
+	return MP_OK;
+}
+
+static enum mp_errcode check_tables(struct idx_file *f, uint8_t **starts,
+				    struct mp_err *err)
 {
 	uint32_t n;
 	enum mp_errcode rc;
@@ -1044,7 +1318,7 @@ static enum mp_errcode check_tables(struct idx_file *f, struct mp_err *err)
 	if ((rc = table_fits(f, SEC_SUMMARY, 8, 16, &n, err)))
 		return rc;
 
-	if ((rc = table_fits(f, SEC_PATHS, 4, NODE_SIZE, &f->npaths, err)))
+	if ((rc = table_fits(f, SEC_PATHS, 4, PATH_NODE_SIZE, &f->npaths, err)))
 		return rc;
 	for (uint32_t i = 0; i < f->npaths; i++) {
 		const unsigned char *p = path_ptr(f, i);
@@ -1060,44 +1334,8 @@ static enum mp_errcode check_tables(struct idx_file *f, struct mp_err *err)
 				       ", not an earlier node", i, mp_le32(p + 4) - 1);
 	}
 
-	if ((rc = table_fits(f, SEC_FRAMES, 8, FRAME_SIZE, &f->nframes, err)))
+	if ((rc = check_frames(f, err)) || (rc = check_trie(f, starts, err)))
 		return rc;
-	for (uint32_t i = 0; i < f->nframes; i++) {
-		const unsigned char *p = frame_ptr(f, i);
-		uint32_t flags = mp_le32(p + 20), path1 = mp_le32(p + 4);
-
-		if (!string_ok(f, mp_le32(p)))
-			return mp_fail(err, MP_E_CORRUPT,
-				       "stack entry %" PRIu32 " names string id %"
-				       PRIu32 ", which is not a string", i,
-				       mp_le32(p));
-		if (path1 > f->npaths ||
-		    ((flags & IDX_FRAME_UNSYMBOLIZED) && path1))
-			return mp_fail(err, MP_E_CORRUPT,
-				       "stack entry %" PRIu32 " has file node %"
-				       PRIu32 " (of %" PRIu32 ")", i, path1,
-				       f->npaths);
-		if (flags & ~(IDX_FRAME_INLINED | IDX_FRAME_UNSYMBOLIZED))
-			return mp_fail(err, MP_E_CORRUPT,
-				       "stack entry %" PRIu32 " has unknown "
-				       "flags 0x%" PRIx32, i, flags);
-	}
-
-	if ((rc = table_fits(f, SEC_TRIE, 4, NODE_SIZE, &f->ntrie, err)))
-		return rc;
-	for (uint32_t i = 0; i < f->ntrie; i++) {
-		const unsigned char *p = node_ptr(f, i);
-
-		if (mp_le32(p) >= f->nframes)
-			return mp_fail(err, MP_E_CORRUPT,
-				       "trie node %" PRIu32 " names stack entry %"
-				       PRIu32 " of %" PRIu32, i, mp_le32(p),
-				       f->nframes);
-		if (mp_le32(p + 4) > i)
-			return mp_fail(err, MP_E_CORRUPT,
-				       "trie node %" PRIu32 " has parent %" PRIu32
-				       ", not an earlier node", i, mp_le32(p + 4) - 1);
-	}
 
 	if ((rc = table_fits(f, SEC_SCHEMA, 4, 2, &f->nschema, err)))
 		return rc;
@@ -1130,15 +1368,19 @@ struct hist_buf {
 
 /*
  * Decode the record of ITEM: check it when FN is NULL (ERR set on the
- * first problem), else call FN on each context.  Returns MP_OK, an error
- * code, or FN's non-zero result.
+ * first problem; STARTS is the bitmap of trie node starts), else call FN
+ * on each context.  Returns MP_OK, an error code, or FN's non-zero result.
+ *
+ * A MIB stores only the fields its mask names; the others keep the value
+ * they had in the MIB before (0 or empty in the first), which is why C,
+ * and the histogram in HB, carry over from one context to the next.
  */
 static int walk_record(const struct idx_file *f, const struct ht_disk_item *it,
 		       idx_context_fn fn, void *arg, struct hist_buf *hb,
-		       struct mp_err *err)
+		       const uint8_t *starts, struct mp_err *err)
 {
 	const unsigned char *p, *end;
-	uint64_t n, prev = 0;
+	uint64_t n, id = 0;
 	struct idx_context c;
 
 	if (!mp_in_bounds(it->record_offset, it->record_size,
@@ -1158,21 +1400,35 @@ static int walk_record(const struct idx_file *f, const struct ht_disk_item *it,
 	memset(&c, 0, sizeof(c));
 	c.function = string_at(f, it->name);
 	for (uint64_t k = 0; k < n; k++) {
-		uint64_t id;
+		uint64_t step, mask;
 
-		memset(&c.mib, 0, sizeof(c.mib));
-		c.nhist = 0;
-		if (!get_varint(&p, end, &id) || id >= f->ntrie ||
-		    (k && id <= prev))
+		/* Stack ids increase: each after the first is a step >= 1. */
+		if (!get_varint(&p, end, &step) || (k && step == 0) ||
+		    step >= f->trie_size - id)
 			return mp_fail(err, MP_E_CORRUPT,
 				       "record of '%s': context %" PRIu64 " has a "
 				       "bad or unsorted stack id", c.function, k);
-		prev = id;
+		id += step;
 		c.stack_id = (uint32_t)id;
+		if (starts && !is_node(starts, id))
+			return mp_fail(err, MP_E_CORRUPT,
+				       "record of '%s': context %" PRIu64 " has "
+				       "stack id %" PRIu64 ", which is not a trie "
+				       "node", c.function, k, id);
+		if (!get_varint(&p, end, &mask))
+			goto bad_field;
+		if (f->nschema < 64 && mask >> f->nschema)
+			return mp_fail(err, MP_E_CORRUPT,
+				       "record of '%s': context %" PRIu64 " stores "
+				       "fields the schema does not have (mask 0x%"
+				       PRIx64 ", %" PRIu32 " fields)", c.function,
+				       k, mask, f->nschema);
 		for (uint32_t s = 0; s < f->nschema; s++) {
 			uint8_t tag = f->schema_tag[s];
 			uint64_t v, len;
 
+			if (!(mask >> s & 1))
+				continue;
 			if (f->schema_type[s] == TYPE_VARINT) {
 				if (!get_varint(&p, end, &v))
 					goto bad_field;
@@ -1199,9 +1455,10 @@ static int walk_record(const struct idx_file *f, const struct ht_disk_item *it,
 		}
 		if (!fn) {
 			/* The context belongs to its leaf frame's function. */
-			uint32_t fr = mp_le32(node_ptr(f, c.stack_id));
+			uint32_t fr, parent1;
 
-			if (mp_le32(frame_ptr(f, fr)) != it->name)
+			node_at(f, c.stack_id, &fr, &parent1);
+			if (frame_get(f, fr, 0) != it->name)
 				return mp_fail(err, MP_E_CORRUPT,
 					       "record of '%s' holds stack %" PRIu32
 					       ", whose leaf is another function",
@@ -1303,6 +1560,7 @@ enum mp_errcode idx_open(struct idx_file *f, const void *data, size_t size,
 {
 	const unsigned char *d = data;
 	struct ht_disk_item *items = NULL;
+	uint8_t *starts = NULL;		/* trie node starts, while checking */
 	uint64_t version, hash_type, file_size, contexts = 0;
 	enum mp_errcode rc;
 
@@ -1332,38 +1590,43 @@ enum mp_errcode idx_open(struct idx_file *f, const void *data, size_t size,
 	f->ncontexts = mp_le64(d + 32);
 	f->nfunctions = mp_le64(d + 40);
 	f->ninputs = mp_le64(d + 48);
-	if ((rc = open_sections(f, err)) || (rc = check_tables(f, err)))
-		return rc;
+	if ((rc = open_sections(f, err)) ||
+	    (rc = check_tables(f, &starts, err)))
+		goto out;
 	rc = ht_disk_open(&f->hash, f->sec[SEC_HASH], f->sec_size[SEC_HASH],
 			  name_ok, f, err);
 	if (rc)
-		return rc;
-	if (f->hash.nentries != f->nfunctions)
-		return mp_fail(err, MP_E_CORRUPT,
-			       "header says %" PRIu64 " functions, the hash "
-			       "table holds %" PRIu32, f->nfunctions,
-			       f->hash.nentries);
-	if (!collect_items(f, &items))
-		return mp_fail(err, MP_E_NOMEM, NULL);
-	if ((rc = check_items(f, items, err))) {
-		free(items);
-		return rc;
+		goto out;
+	if (f->hash.nentries != f->nfunctions) {
+		rc = mp_fail(err, MP_E_CORRUPT,
+			     "header says %" PRIu64 " functions, the hash "
+			     "table holds %" PRIu32, f->nfunctions,
+			     f->hash.nentries);
+		goto out;
 	}
+	if (!collect_items(f, &items)) {
+		rc = mp_fail(err, MP_E_NOMEM, NULL);
+		goto out;
+	}
+	if ((rc = check_items(f, items, err)))
+		goto out;
 	for (uint32_t i = 0; i < f->hash.nentries; i++) {
-		int r = walk_record(f, &items[i], NULL, NULL, NULL, err);
+		int r = walk_record(f, &items[i], NULL, NULL, NULL, starts, err);
 
 		if (r) {
-			free(items);
-			return (enum mp_errcode)r;
+			rc = (enum mp_errcode)r;
+			goto out;
 		}
 		contexts += items[i].contexts;
 	}
-	free(items);
 	if (contexts != f->ncontexts)
-		return mp_fail(err, MP_E_CORRUPT,
-			       "header says %" PRIu64 " contexts, the records "
-			       "hold %" PRIu64, f->ncontexts, contexts);
-	return MP_OK;
+		rc = mp_fail(err, MP_E_CORRUPT,
+			     "header says %" PRIu64 " contexts, the records "
+			     "hold %" PRIu64, f->ncontexts, contexts);
+out:
+	free(items);
+	free(starts);
+	return rc;
 }
 
 int idx_foreach_context(const struct idx_file *f, idx_context_fn fn, void *arg)
@@ -1377,7 +1640,7 @@ int idx_foreach_context(const struct idx_file *f, idx_context_fn fn, void *arg)
 	sort_f = f;
 	qsort(items, f->hash.nentries, sizeof(*items), by_item_name);
 	for (uint32_t i = 0; i < f->hash.nentries && !r; i++)
-		r = walk_record(f, &items[i], fn, arg, &hb, NULL);
+		r = walk_record(f, &items[i], fn, arg, &hb, NULL, NULL);
 	free(items);
 	free(hb.v);
 	return r;
@@ -1406,24 +1669,27 @@ int idx_find_function(const struct idx_file *f, const char *name,
 	if (!ht_disk_find(&f->hash, ht_disk_hash(name, strlen(name)), same_name,
 			  &key, &it))
 		return -2;
-	r = walk_record(f, &it, fn, arg, &hb, NULL);
+	r = walk_record(f, &it, fn, arg, &hb, NULL, NULL);
 	free(hb.v);
 	return r;
 }
 
 uint32_t idx_node_parent1(const struct idx_file *f, uint32_t node)
 {
-	return mp_le32(node_ptr(f, node) + 4);
+	uint32_t frame, parent1;
+
+	node_at(f, node, &frame, &parent1);
+	return parent1;
 }
 
 uint32_t idx_stack_depth(const struct idx_file *f, uint32_t stack_id)
 {
-	uint32_t depth = 0, node1 = stack_id + 1;
+	uint32_t depth = 0, node1 = stack_id + 1, frame;
 
-	/* Parents point backwards (checked), so this ends. */
+	/* Parents lie at smaller offsets (checked), so this ends. */
 	while (node1) {
 		depth++;
-		node1 = mp_le32(node_ptr(f, node1 - 1) + 4);
+		node_at(f, node1 - 1, &frame, &node1);
 	}
 	return depth;
 }
@@ -1459,23 +1725,30 @@ static void path_string(const struct idx_file *f, uint32_t node, char *buf,
 void idx_stack_frame(const struct idx_file *f, uint32_t stack_id, uint32_t k,
 		     struct idx_frame *out, char *pathbuf, size_t size)
 {
-	uint32_t node = stack_id, path1;
-	const unsigned char *fr;
+	uint32_t node = stack_id, fr, parent1, path1;
 
-	while (k-- > 0 && mp_le32(node_ptr(f, node) + 4))
-		node = mp_le32(node_ptr(f, node) + 4) - 1;
-	fr = frame_ptr(f, mp_le32(node_ptr(f, node)));
+	node_at(f, node, &fr, &parent1);
+	while (k-- > 0 && parent1) {
+		node = parent1 - 1;
+		node_at(f, node, &fr, &parent1);
+	}
 	memset(out, 0, sizeof(*out));
-	out->function = string_at(f, mp_le32(fr));
-	out->flags = mp_le32(fr + 20);
-	path1 = mp_le32(fr + 4);
-	if (out->flags & IDX_FRAME_UNSYMBOLIZED) {
-		out->offset = mp_le32(fr + 8) | (uint64_t)mp_le32(fr + 12) << 32;
+	/* An empty table (no stack can then be asked for) has no entry 0. */
+	if (fr >= f->nframes) {
+		out->function = "";
 		return;
 	}
-	out->line = mp_le32(fr + 8);
-	out->column = mp_le32(fr + 12);
-	out->discriminator = mp_le32(fr + 16);
+	out->function = string_at(f, frame_get(f, fr, 0));
+	out->flags = frame_get(f, fr, 5);
+	path1 = frame_get(f, fr, 1);
+	if (out->flags & IDX_FRAME_UNSYMBOLIZED) {
+		out->offset = frame_get(f, fr, 2) |
+			      (uint64_t)frame_get(f, fr, 3) << 32;
+		return;
+	}
+	out->line = frame_get(f, fr, 2);
+	out->column = frame_get(f, fr, 3);
+	out->discriminator = frame_get(f, fr, 4);
 	if (path1 && size) {
 		path_string(f, path1 - 1, pathbuf, size);
 		out->file = pathbuf;

@@ -21,7 +21,9 @@
  * Reading.  idx_open() validates the whole file before anything is
  * followed (see VALIDATION in memprof-data-format(5)); afterwards lookups
  * and iteration need no further checks.  The idx_file points into the
- * caller's buffer, which must outlive it.
+ * caller's buffer, which must outlive it, and owns no memory (there is
+ * nothing to release): what the checks need is freed before idx_open()
+ * returns, and a stack is read straight from the trie's bytes.
  *
  *	struct idx_file f;
  *	if (idx_open(&f, data, size, &err))
@@ -42,7 +44,7 @@
 #include "../common/mp_util.h"
 #include "../hashtable/ht.h"
 
-#define IDX_VERSION 8
+#define IDX_VERSION 9
 #define IDX_MAGIC "\x89MPIDX\r\n"
 #define IDX_MAGIC_SIZE 8
 
@@ -127,21 +129,28 @@ void idx_builder_stats(const struct idx_builder *b, struct idx_stats *out);
 enum mp_errcode idx_builder_write(struct idx_builder *b, FILE *out,
 				  struct mp_err *err);
 
-/* A validated indexed file. Fields are private but for the counts. */
+/*
+ * A validated indexed file. Fields are private but for the counts and
+ * trie_size: a stack id (the offset of a trie node) is below trie_size.
+ */
 struct idx_file {
 	const unsigned char *data;
 	size_t size;
 	const unsigned char *sec[9];	/* by section id; [0] unused */
 	size_t sec_size[9];
 	uint32_t npaths, nframes, ntrie, nschema;
+	uint32_t trie_size;
 	uint64_t ncontexts, nfunctions, ninputs;
 	struct ht_disk hash;
 	uint8_t schema_tag[64], schema_type[64];
+	/* Stack-entry columns: byte width and offset in an entry. */
+	uint8_t frame_width[6], frame_col[6];
+	uint32_t frame_size;
 };
 
 /* One context as read back. */
 struct idx_context {
-	uint32_t stack_id;		/* trie node of the leaf frame */
+	uint32_t stack_id;		/* offset of the leaf's trie node */
 	const char *function;		/* the record's function name */
 	struct mp_mib mib;
 	const uint64_t *hist;		/* valid during the callback only */
@@ -170,9 +179,10 @@ int idx_find_function(const struct idx_file *f, const char *name,
 		      idx_context_fn fn, void *arg);
 
 /*
- * The parent of trie node NODE, plus one; 0 for an outermost frame.  To
- * read a whole stack, walk up with it and read frame 0 of each node:
- * O(depth), where asking for frame k of the leaf k times is O(depth^2).
+ * The parent of trie node NODE (a stack id), plus one; 0 for an outermost
+ * frame.  To read a whole stack, walk up with it and read frame 0 of each
+ * node: O(depth), where asking for frame k of the leaf k times is
+ * O(depth^2).  Node ids are byte offsets, so they are not consecutive.
  */
 uint32_t idx_node_parent1(const struct idx_file *f, uint32_t node);
 

@@ -441,7 +441,7 @@ static enum mp_errcode parse_mibs(struct parse *p, uint32_t pidx, uint64_t off,
 		struct stack_ref *sr;
 		struct mp_mib mib;
 		uint64_t id, nh = 0, hpos = 0;
-		size_t s;
+		size_t s = 0;
 		bool fresh = false;
 
 		if (end - pos < 8 + mib_size) {

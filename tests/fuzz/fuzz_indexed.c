@@ -43,7 +43,7 @@ static int visit(void *arg, const struct idx_file *f,
 	size_t len;
 
 	w->contexts++;
-	FUZZ_ASSERT(c->stack_id < f->ntrie);
+	FUZZ_ASSERT(c->stack_id < f->trie_size);
 	FUZZ_ASSERT(depth >= 1 && depth <= f->ntrie);
 	FUZZ_ASSERT(inside(w, c->function));
 	len = strlen(c->function);
@@ -60,7 +60,7 @@ static int visit(void *arg, const struct idx_file *f,
 		struct idx_frame fr, byk;
 		uint32_t parent1;
 
-		FUZZ_ASSERT(node < f->ntrie);
+		FUZZ_ASSERT(node < f->trie_size);
 		idx_stack_frame(f, node, 0, &fr, path, sizeof(path));
 		FUZZ_ASSERT(inside(w, fr.function));
 		w->sink += strlen(fr.function);

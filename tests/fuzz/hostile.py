@@ -27,6 +27,16 @@ idx-no-histogram-field.memprof (SCALE 1 only)
     indexed: one context, a MIB schema without the histogram field (the
     format lets a writer choose its fields).  `show` crashed copying from
     hist == NULL (now fixed in src/cli/view.c).
+idx-hist-field-not-array.memprof (SCALE 1 only)
+    indexed: the same, the histogram's tag typed as a plain varint (a
+    reader keeps no histogram then): the same crash.  The first
+    reproducer was found by fuzz_show in a version 8 file.
+json-invalid-utf8.memprof (SCALE 1 only)
+    indexed: a function name that is not UTF-8.  JSON and YAML output
+    copied it as it was (now escaped in src/cli/emit.c).  Also first found
+    by fuzz_show in a version 8 file.
+
+The indexed files are version 9 (memprof-data-format(5)).
 """
 import os
 import struct
@@ -70,27 +80,53 @@ def fnv1a(s):
     return h
 
 
-def indexed(trie, records, items, ncontexts, hist=True):
-    """An indexed v8 file: one function "f" (string id 1), one frame.
+def trie_section(trie):
+    """The trie section of TRIE, a list of (frame, parent index + 1), parents
+    first, and the offset of each node (its stack id)."""
+    body = bytearray(struct.pack("<I", len(trie)))
+    offs = []
+    for fr, p1 in trie:
+        off = len(body)
+        offs.append(off)
+        body += varint(fr) + varint(off - offs[p1 - 1] if p1 else 0)
+    return bytes(body), offs
 
-    TRIE is a list of (frame, parent1); RECORDS the records section;
-    ITEMS a list of (record offset, record size, contexts), all for "f".
-    The MIB schema is AllocCount and, when HIST, the histogram: a record's
-    context is its stack id, AllocCount and (HIST) a histogram length.
+
+def record(ids):
+    """A record of contexts at the increasing stack ids IDS, each with
+    AllocCount 1 and no histogram: the first MIB stores AllocCount (mask
+    bit 0), the others store nothing (the same as the MIB before)."""
+    out, prev = bytearray(varint(len(ids))), 0
+    for k, i in enumerate(ids):
+        out += varint(i - prev) + (b"\x01\x01" if k == 0 else b"\x00")
+        prev = i
+    return bytes(out)
+
+
+def indexed(trie_b, records, items, ncontexts, hist="array", name=b"f"):
+    """An indexed v9 file: one function NAME (string id 1), one frame.
+
+    TRIE_B is the trie section (trie_section()); RECORDS the records
+    section; ITEMS a list of (record offset, record size, contexts), all
+    for NAME.  The MIB schema is AllocCount and the histogram, tag 27,
+    typed as HIST says: "array" (its type), "varint" (wrong, but legal:
+    the reader then keeps no histogram) or None (no such field).
     """
     def pad(x):
         return x + b"\0" * (-len(x) % 8)
 
-    strings = b"\0f\0"
+    strings = b"\0" + name + b"\0"
     summary = struct.pack("<II", 0, 0)
     paths = struct.pack("<I", 0)
-    frames = struct.pack("<II", 1, 0) + struct.pack("<IIIIII", 1, 0, 1, 1, 0, 0)
-    trie_b = struct.pack("<I", len(trie)) + b"".join(
-        struct.pack("<II", fr, p1) for fr, p1 in trie)
-    schema = struct.pack("<I", 2 if hist else 1) + bytes([1, 1])  # AllocCount
-    if hist:
-        schema += bytes([27, 2])                # histogram, varint array
-    h = fnv1a(b"f")
+    # One stack entry: function 1, line 1, column 1, in 1-byte columns.
+    frames = struct.pack("<I", 1) + bytes([1, 0, 1, 1, 0, 0, 0, 0]) + \
+        bytes([1, 1, 1])
+    schema = struct.pack("<I", 1 if hist is None else 2) + bytes([1, 1])
+    if hist == "array":
+        schema += bytes([27, 2])
+    elif hist == "varint":
+        schema += bytes([27, 1])
+    h = fnv1a(name)
     nb = 1
     chain = struct.pack("<I", len(items)) + b"".join(
         struct.pack("<QIIII", h, 1, off, size, n) for off, size, n in items)
@@ -102,23 +138,23 @@ def indexed(trie, records, items, ncontexts, hist=True):
         table += struct.pack("<IIQQ", i + 1, 0, off + len(body), len(s))
         body += pad(s)
     size = off + len(body)
-    hdr = b"\x89MPIDX\r\n" + struct.pack("<IIQIIQQQ", 8, 1, size, len(secs), 0,
+    hdr = b"\x89MPIDX\r\n" + struct.pack("<IIQIIQQQ", 9, 1, size, len(secs), 0,
                                           ncontexts, len(items), 1)
     hdr += b"\0" * (64 - len(hdr))
     return hdr + table + body
 
 
-def idx_deep_trie(n, hist=True):
-    trie = [(0, i) for i in range(n)]       # node i's parent is node i-1
-    ctx = b"\x01\x00" if hist else b"\x01"   # AllocCount 1, no histogram
-    rec = varint(n) + b"".join(varint(i) + ctx for i in range(n))
-    return indexed(trie, rec, [(0, len(rec), n)], n, hist)
+def idx_deep_trie(n, hist="array", name=b"f"):
+    trie_b, offs = trie_section([(0, i) for i in range(n)])  # parent: i-1
+    rec = record(offs)
+    return indexed(trie_b, rec, [(0, len(rec), n)], n, hist, name)
 
 
 def idx_shared_record(k, c):
-    trie = [(0, 0)] + [(0, 1)] * (c - 1)    # node 0 and c-1 children of it
-    rec = varint(c) + b"".join(varint(i) + b"\x01\x00" for i in range(c))
-    return indexed(trie, rec, [(0, len(rec), c)] * k, k * c)
+    # Node 0 and c-1 children of it.
+    trie_b, offs = trie_section([(0, 0)] + [(0, 1)] * (c - 1))
+    rec = record(offs)
+    return indexed(trie_b, rec, [(0, len(rec), c)] * k, k * c)
 
 
 def main():
@@ -132,7 +168,11 @@ def main():
     }
     if scale == 1:
         # Not hostile, just legal: a schema without the histogram field.
-        files["idx-no-histogram-field.memprof"] = idx_deep_trie(1, hist=False)
+        files["idx-no-histogram-field.memprof"] = idx_deep_trie(1, hist=None)
+        files["idx-hist-field-not-array.memprof"] = idx_deep_trie(
+            4, hist="varint")
+        files["json-invalid-utf8.memprof"] = idx_deep_trie(
+            2, name=b"\xffbad\xc3(utf8")
     for name, data in files.items():
         open(os.path.join(out, name), "wb").write(data)
 

@@ -404,6 +404,258 @@ START_TEST(every_byte_mutation_is_safe)
 }
 END_TEST
 
+/*
+ * A MIB stores only the fields that differ from the MIB before it in its
+ * record: a field that changes back, a histogram that goes away and comes
+ * back, and a field that drops to 0 must all read back as written.
+ */
+struct carry {
+	const char *caller;
+	uint64_t alloc, size, lifetime;
+	uint64_t hist[2];
+	uint32_t nhist;
+	int seen;
+};
+
+static struct carry carries[] = {
+	{ "a_caller", 7, 700, 5, { 1, 2 }, 2, 0 },
+	{ "b_caller", 7, 0, 5, { 0 }, 0, 0 },
+	{ "c_caller", 7, 700, 0, { 1, 2 }, 2, 0 },
+	{ "d_caller", 7, 700, 0, { 1, 3 }, 2, 0 },
+	{ "e_caller", 8, 700, 0, { 0 }, 0, 0 },
+};
+#define NCARRIES (sizeof(carries) / sizeof(carries[0]))
+
+static int check_carry(void *arg, const struct idx_file *f,
+		       const struct idx_context *c)
+{
+	struct idx_frame caller;
+	char path[256];
+	size_t i;
+
+	(void)arg;
+	ck_assert_uint_eq(idx_stack_depth(f, c->stack_id), 2);
+	idx_stack_frame(f, c->stack_id, 1, &caller, path, sizeof(path));
+	for (i = 0; i < NCARRIES; i++)
+		if (strcmp(carries[i].caller, caller.function) == 0)
+			break;
+	ck_assert_uint_lt(i, NCARRIES);
+	carries[i].seen++;
+	ck_assert_uint_eq(c->mib.v[MIB_AllocCount], carries[i].alloc);
+	ck_assert_uint_eq(c->mib.v[MIB_TotalSize], carries[i].size);
+	ck_assert_uint_eq(c->mib.v[MIB_TotalLifetime], carries[i].lifetime);
+	ck_assert_uint_eq(c->mib.v[MIB_AccessHistogramSize], carries[i].nhist);
+	ck_assert_uint_eq(c->nhist, carries[i].nhist);
+	for (uint32_t k = 0; k < c->nhist; k++)
+		ck_assert_uint_eq(c->hist[k], carries[i].hist[k]);
+	return 0;
+}
+
+START_TEST(fields_carry_over_within_a_record)
+{
+	struct idx_builder b;
+	struct mp_err err = { 0 };
+	struct idx_file f;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+
+	idx_builder_init(&b);
+	for (size_t i = 0; i < NCARRIES; i++) {
+		struct idx_frame st[2] = {
+			{ "leaf", "/src/leaf.c", 3, 1, 0, 0, 0 },
+			{ carries[i].caller, "/src/c.c", 10 + (uint32_t)i, 1, 0, 0, 0 },
+		};
+		struct mp_mib m;
+
+		memset(&m, 0, sizeof(m));
+		m.v[MIB_AllocCount] = carries[i].alloc;
+		m.v[MIB_TotalSize] = carries[i].size;
+		m.v[MIB_TotalLifetime] = carries[i].lifetime;
+		ck_assert_int_eq(idx_builder_add(&b, st, 2, &m, carries[i].hist,
+						 carries[i].nhist, 1, &err), MP_OK);
+	}
+	ck_assert_int_eq(idx_builder_write(&b, fp, &err), MP_OK);
+	fclose(fp);
+	idx_builder_release(&b);
+	ck_assert_int_eq(idx_open(&f, buf, len, &err), MP_OK);
+	ck_assert_uint_eq(f.ncontexts, NCARRIES);
+	ck_assert_uint_eq(f.nfunctions, 1);
+	ck_assert_int_eq(idx_foreach_context(&f, check_carry, NULL), 0);
+	ck_assert_int_eq(idx_find_function(&f, "leaf", check_carry, NULL), 0);
+	for (size_t i = 0; i < NCARRIES; i++)
+		ck_assert_int_eq(carries[i].seen, 2);
+	free(buf);
+}
+END_TEST
+
+/*
+ * A trie big enough for multi-byte varints everywhere: frame indices over
+ * 127, parents more than 127 bytes back, stacks 60 deep, stack-id steps
+ * of several bytes.  Every stack must read back frame for frame, the
+ * same whatever order the contexts came in.
+ */
+#define BIG_FRAMES 400
+#define BIG_CONTEXTS 300
+#define BIG_DEPTH 60
+
+static uint32_t big_stack(uint32_t ctx, uint32_t *ids)
+{
+	/* Deterministic, with shared prefixes: an LCG seeded per context. */
+	uint32_t x = ctx * 2654435761u + 1, depth = 1 + ctx % BIG_DEPTH;
+
+	for (uint32_t k = 0; k < depth; k++) {
+		uint32_t outer = depth - 1 - k;	/* distance from the root */
+
+		x = x * 1103515245u + 12345u;
+		/* Outer frames vary little, so stacks share prefixes. */
+		ids[k] = outer < 3 ? outer * 7 + ctx % 3
+				   : (x >> 8) % BIG_FRAMES;
+	}
+	/*
+	 * A leaf of its own makes every stack distinct (none fold); its
+	 * function is one of 7, so records hold many contexts.
+	 */
+	ids[0] = BIG_FRAMES + ctx;
+	return depth;
+}
+
+static void big_frame(uint32_t id, struct idx_frame *fr, char *name,
+		      size_t size)
+{
+	if (id >= BIG_FRAMES)
+		snprintf(name, size, "leaf%u", id % 7);
+	else
+		snprintf(name, size, "fn%03u", id);
+	memset(fr, 0, sizeof(*fr));
+	fr->function = name;
+	fr->file = id % 2 ? "/src/odd.c" : "/src/even/even.c";
+	fr->line = 1000 + id;
+	fr->column = id % 13;
+}
+
+static unsigned char *build_big(bool reverse, size_t *size)
+{
+	struct idx_builder b;
+	struct mp_err err = { 0 };
+	char *buf = NULL, names[BIG_DEPTH][16];
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+
+	idx_builder_init(&b);
+	for (uint32_t i = 0; i < BIG_CONTEXTS; i++) {
+		uint32_t ctx = reverse ? BIG_CONTEXTS - 1 - i : i, ids[BIG_DEPTH];
+		uint32_t d = big_stack(ctx, ids);
+		struct idx_frame fr[BIG_DEPTH];
+		struct mp_mib m;
+		uint64_t hist[2] = { ctx, ctx % 3 };
+
+		for (uint32_t k = 0; k < d; k++)
+			big_frame(ids[k], &fr[k], names[k], sizeof(names[k]));
+		memset(&m, 0, sizeof(m));
+		m.v[MIB_AllocCount] = 1;
+		m.v[MIB_TotalSize] = (uint64_t)ctx << 20 | d;
+		m.v[MIB_MinSize] = ctx % 5;
+		ck_assert_int_eq(idx_builder_add(&b, fr, d, &m, hist, ctx % 3,
+						 1, &err), MP_OK);
+	}
+	ck_assert_int_eq(idx_builder_write(&b, fp, &err), MP_OK);
+	fclose(fp);
+	idx_builder_release(&b);
+	*size = len;
+	return (unsigned char *)buf;
+}
+
+struct big_seen {
+	uint32_t count[BIG_CONTEXTS];
+	uint64_t n;
+};
+
+static int check_big(void *arg, const struct idx_file *f,
+		     const struct idx_context *c)
+{
+	struct big_seen *s = arg;
+	uint64_t v = c->mib.v[MIB_TotalSize];
+	uint32_t ctx = (uint32_t)(v >> 20), d = (uint32_t)(v & 0xfffff);
+	uint32_t ids[BIG_DEPTH], node = c->stack_id;
+	char path[256], name[16];
+
+	ck_assert_uint_lt(ctx, BIG_CONTEXTS);
+	ck_assert_uint_lt(c->stack_id, f->trie_size);
+	ck_assert_uint_eq(big_stack(ctx, ids), d);
+	ck_assert_uint_eq(idx_stack_depth(f, c->stack_id), d);
+	ck_assert_uint_eq(c->mib.v[MIB_MinSize], ctx % 5);
+	ck_assert_uint_eq(c->nhist, ctx % 3);
+	if (c->nhist)
+		ck_assert_uint_eq(c->hist[0], ctx);
+	for (uint32_t k = 0; k < d; k++) {
+		struct idx_frame fr, want;
+		uint32_t parent1 = idx_node_parent1(f, node);
+
+		idx_stack_frame(f, node, 0, &fr, path, sizeof(path));
+		big_frame(ids[k], &want, name, sizeof(name));
+		ck_assert_str_eq(fr.function, want.function);
+		ck_assert_str_eq(fr.file, want.file);
+		ck_assert_uint_eq(fr.line, want.line);
+		ck_assert_uint_eq(fr.column, want.column);
+		/* Parents lie before their children; the walk ends at D. */
+		ck_assert_uint_le(parent1, node);
+		ck_assert_int_eq(parent1 == 0, k == d - 1);
+		node = parent1 - 1;
+	}
+	s->count[ctx]++;
+	s->n++;
+	return 0;
+}
+
+START_TEST(big_trie_round_trip)
+{
+	struct mp_err err = { 0 };
+	struct idx_file f;
+	struct big_seen *s = calloc(1, sizeof(*s));
+	unsigned char *a, *r;
+	size_t na, nr;
+
+	a = build_big(false, &na);
+	r = build_big(true, &nr);
+	ck_assert_uint_eq(na, nr);
+	ck_assert_mem_eq(a, r, na);
+	ck_assert_int_eq(idx_open(&f, a, na, &err), MP_OK);
+	ck_assert_uint_gt(f.nframes, 127);
+	ck_assert_uint_gt(f.trie_size, 1u << 14);
+	ck_assert_int_eq(idx_foreach_context(&f, check_big, s), 0);
+	ck_assert_uint_eq(f.ncontexts, BIG_CONTEXTS);
+	ck_assert_uint_eq(f.nfunctions, 7);
+	ck_assert_uint_eq(s->n, BIG_CONTEXTS);
+	for (uint32_t i = 0; i < BIG_CONTEXTS; i++)
+		ck_assert_uint_eq(s->count[i], 1);
+	free(s);
+	free(a);
+	free(r);
+}
+END_TEST
+
+/* A file of another format version is refused, naming both versions. */
+START_TEST(old_version_is_rejected)
+{
+	static const int order[] = { 0, 1 };
+	struct mp_err err = { 0 };
+	struct idx_file f;
+	unsigned char *d;
+	size_t size;
+	char want[64];
+
+	d = build(order, 2, 1, &size);
+	ck_assert_uint_eq(d[8], IDX_VERSION);
+	d[8] = IDX_VERSION - 1;
+	ck_assert_int_eq(idx_open(&f, d, size, &err), MP_E_BAD_VERSION);
+	snprintf(want, sizeof(want), "version %d (supported: %d)",
+		 IDX_VERSION - 1, IDX_VERSION);
+	ck_assert_msg(strstr(err.detail, want), "message '%s'", err.detail);
+	free(d);
+}
+END_TEST
+
 START_TEST(disk_hash_is_fnv1a)
 {
 	/* Published FNV-1a 64 test vectors. */
@@ -428,6 +680,9 @@ int main(void)
 	tcase_add_test(tc, weight_scales_counts);
 	tcase_add_test(tc, empty_profile);
 	tcase_add_test(tc, disk_hash_is_fnv1a);
+	tcase_add_test(tc, fields_carry_over_within_a_record);
+	tcase_add_test(tc, big_trie_round_trip);
+	tcase_add_test(tc, old_version_is_rejected);
 	tcase_add_loop_test(sw, every_truncation_is_rejected, 0, 2);
 	tcase_add_loop_test(sw, every_byte_mutation_is_safe, 0, 2);
 	tcase_set_timeout(sw, 300);
