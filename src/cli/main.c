@@ -63,12 +63,6 @@ int main(int argc, char **argv)
 	 * keep both in the heap.
 	 */
 	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
-	/*
-	 * And the heap grown and shrunk in big steps: each step is a system
-	 * call that stalls the other threads' page faults.
-	 */
-	mallopt(M_TOP_PAD, 16 << 20);
-	mallopt(M_TRIM_THRESHOLD, 32 << 20);
 	if (argc < 2) {
 		print_help(stderr);
 		return EXIT_USAGE;

@@ -735,6 +735,11 @@ static enum mp_errcode build(struct merge *m, struct mp_err *err)
 {
 	enum mp_errcode rc;
 
+	/* At most one context per stack (fewer when only runtime frames
+	 * told two apart). */
+	if (idx_builder_reserve(&m->b, ctab_count(&m->tab)))
+		return mp_fail(err, MP_E_NOMEM, NULL);
+
 	for (size_t s = 0; s < CTAB_SHARDS; s++) {
 		struct ctab_shard *sh = &m->tab.shard[s];
 

@@ -221,9 +221,27 @@ void idx_builder_release(struct idx_builder *b)
 	ht_map_release(&b->path_map);
 	ht_release(&b->frame_ht);
 	ht_map_release(&b->trie_map);
-	ht_map_release(&b->stack_map);
+	free(b->path_frames);
+	free(b->path_nodes);
 	mp_arena_release(&b->arena);
 	memset(b, 0, sizeof(*b));
+}
+
+enum mp_errcode idx_builder_reserve(struct idx_builder *b, size_t n)
+{
+	size_t want;
+	struct idx_bctx *c;
+
+	if (!mp_add(b->nctxs, n, &want))
+		return MP_E_NOMEM;
+	if (want <= b->actxs)
+		return MP_OK;
+	if (want > SIZE_MAX / sizeof(*c) ||
+	    !(c = realloc(b->ctxs, want * sizeof(*c))))
+		return MP_E_NOMEM;
+	b->ctxs = c;
+	b->actxs = want;
+	return MP_OK;
 }
 
 void idx_builder_count_inputs(struct idx_builder *b, uint64_t n)
@@ -253,20 +271,6 @@ static enum mp_errcode add_hist(struct idx_bctx *c, const uint64_t *hist,
 	return MP_OK;
 }
 
-/* Is trie node NODE the leaf of exactly the stack FRAMES[0..N-1]? */
-static bool same_stack(const struct idx_builder *b, uint32_t node,
-		       const uint32_t *frames, uint32_t n)
-{
-	uint32_t node1 = node + 1;
-
-	for (uint32_t k = 0; k < n; k++) {
-		if (!node1 || b->trie[node1 - 1].a != frames[k])
-			return false;
-		node1 = b->trie[node1 - 1].b;
-	}
-	return node1 == 0;
-}
-
 enum mp_errcode idx_builder_frame(struct idx_builder *b,
 				  const struct idx_frame *f, uint32_t *id)
 {
@@ -279,38 +283,42 @@ enum mp_errcode idx_builder_add_stack(struct idx_builder *b,
 				      const uint64_t *hist, uint32_t nhist,
 				      uint64_t weight, struct mp_err *err)
 {
-	uint32_t parent1 = 0, node = 0;
+	uint32_t parent1, node, k = 0;
 	struct idx_bctx *c;
 	struct mp_mib m = *mib;
 	enum mp_errcode rc;
-	uint64_t h;
 
 	if (n == 0)
 		return mp_fail(err, MP_E_INVALID, "a context with no frame");
+	if (!MP_GROW(b->path_frames, b->apath_frames, n) ||
+	    !MP_GROW(b->path_nodes, b->apath_nodes, n))
+		return mp_fail(err, MP_E_NOMEM, NULL);
 	/*
-	 * Most stacks arrive again and again (once per input): look the whole
-	 * stack up by its hash and check the hit by walking up the trie, a
-	 * probe instead of one per frame.  A collision just takes the walk.
+	 * From the outermost frame in, so stacks share prefixes.  The prefix
+	 * this stack shares with the previous one has its nodes in the path
+	 * already: callers that add stacks in order (merge sorts them) make
+	 * most frames cost nothing, and the rest one probe each.
 	 */
-	h = mp_hash_bytes(frames, (size_t)n * sizeof(*frames), n);
-	if (!ht_map_get(&b->stack_map, h, &node) ||
-	    !same_stack(b, node, frames, n)) {
-		/* From the outermost frame in, so stacks share prefixes. */
-		for (uint32_t k = n; k-- > 0;) {
-			if (frames[k] >= b->nframes)
-				return mp_fail(err, MP_E_INVALID,
-					       "frame id %u out of range", frames[k]);
-			rc = intern_rec(&b->trie, &b->ntrie, &b->atrie,
-					&b->trie_map,
-					(struct idx_rec){ frames[k], parent1 }, &node);
-			if (rc)
-				return mp_fail(err, rc, NULL);
-			parent1 = node + 1;
-		}
-		if (!ht_map_get(&b->stack_map, h, &parent1) &&
-		    ht_map_put(&b->stack_map, h, node))
-			return mp_fail(err, MP_E_NOMEM, NULL);
+	while (k < n && k < b->npath && b->path_frames[k] == frames[n - 1 - k])
+		k++;
+	parent1 = k ? b->path_nodes[k - 1] + 1 : 0;
+	for (; k < n; k++) {
+		uint32_t f = frames[n - 1 - k];
+
+		b->npath = k;	/* the path is valid up to here */
+		if (f >= b->nframes)
+			return mp_fail(err, MP_E_INVALID,
+				       "frame id %u out of range", f);
+		rc = intern_rec(&b->trie, &b->ntrie, &b->atrie, &b->trie_map,
+				(struct idx_rec){ f, parent1 }, &node);
+		if (rc)
+			return mp_fail(err, rc, NULL);
+		b->path_frames[k] = f;
+		b->path_nodes[k] = node;
+		parent1 = node + 1;
 	}
+	b->npath = n;
+	node = b->path_nodes[n - 1];
 	if (b->ntrie > b->anode_ctx) {
 		size_t old = b->anode_ctx;
 

@@ -86,7 +86,9 @@ struct idx_builder {
 	struct idx_rec *trie;		/* frame, parent + 1 */
 	size_t ntrie, atrie;
 	struct ht_map trie_map;		/* (frame, parent + 1) -> node */
-	struct ht_map stack_map;	/* hash of a whole stack -> its leaf */
+	/* The last stack added, outermost frame first, and its nodes. */
+	uint32_t *path_frames, *path_nodes;
+	size_t npath, apath_frames, apath_nodes;
 	/* Contexts, and for each trie node its context + 1. */
 	struct idx_bctx *ctxs;
 	size_t nctxs, actxs;
@@ -123,6 +125,12 @@ enum mp_errcode idx_builder_add_stack(struct idx_builder *b,
 
 /* Record that N more inputs went into B (the header's input count). */
 void idx_builder_count_inputs(struct idx_builder *b, uint64_t n);
+/*
+ * Make room for N more contexts at once (a caller that knows how many
+ * are coming saves the copies and the slack of growing by doubling).
+ * MP_E_NOMEM on failure, which leaves B as it was.
+ */
+enum mp_errcode idx_builder_reserve(struct idx_builder *b, size_t n);
 void idx_builder_stats(const struct idx_builder *b, struct idx_stats *out);
 
 /* Write the indexed profile to OUT. */

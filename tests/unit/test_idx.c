@@ -636,6 +636,75 @@ START_TEST(big_trie_round_trip)
 END_TEST
 
 /* A file of another format version is refused, naming both versions. */
+/* COUNTS[i] += AllocCount of the contexts of function "main", "mid"... */
+static int count_by_function(void *arg, const struct idx_file *f,
+			     const struct idx_context *c)
+{
+	static const char *names[] = { "main", "mid", "leaf1", "leaf2" };
+	uint64_t *counts = arg;
+
+	(void)f;
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(c->function, names[i]))
+			counts[i] += c->mib.v[MIB_AllocCount];
+	return 0;
+}
+
+/*
+ * The builder reuses the nodes of the prefix a stack shares with the one
+ * before it: a stack that is a prefix of the previous one, a repeat, a
+ * sibling, each lands on the node it would have without that shortcut.
+ */
+START_TEST(prefix_path_reuse)
+{
+	static const char *names[] = { "main", "mid", "leaf1", "leaf2" };
+	/* Leaf first; frame ids as interned: 0 main, 1 mid, 2 leaf1, 3 leaf2. */
+	static const uint32_t s1[] = { 2, 1, 0 }, s2[] = { 1, 0 },
+			      s3[] = { 3, 1, 0 }, s4[] = { 0 };
+	static const struct { const uint32_t *f; uint32_t n; } seq[] = {
+		{ s1, 3 }, { s2, 2 }, { s1, 3 }, { s3, 3 }, { s2, 2 },
+		{ s4, 1 }, { s1, 3 },
+	};
+	struct mp_err err = { 0 };
+	struct idx_builder b;
+	struct idx_stats st;
+	struct idx_file f;
+	struct mp_mib m;
+	uint64_t counts[4] = { 0 };
+	char *data = NULL;
+	size_t size = 0;
+	FILE *fp;
+	uint32_t id;
+
+	idx_builder_init(&b);
+	for (uint32_t i = 0; i < 4; i++) {
+		struct idx_frame fr = { names[i], "/src/x.c", 10 + i, 1, 0, 0, 0 };
+
+		ck_assert_int_eq(idx_builder_frame(&b, &fr, &id), MP_OK);
+		ck_assert_uint_eq(id, i);
+	}
+	mib_of(&m, 1, 8, 1);
+	for (size_t i = 0; i < sizeof(seq) / sizeof(seq[0]); i++)
+		ck_assert_int_eq(idx_builder_add_stack(&b, seq[i].f, seq[i].n, &m,
+						       NULL, 0, 1, &err), MP_OK);
+	idx_builder_stats(&b, &st);
+	ck_assert_uint_eq(st.trie_nodes, 4);	/* main, mid, leaf1, leaf2 */
+	ck_assert_uint_eq(st.contexts, 4);	/* s1, s2, s3, s4 */
+	fp = open_memstream(&data, &size);
+	ck_assert_int_eq(idx_builder_write(&b, fp, &err), MP_OK);
+	ck_assert_int_eq(fclose(fp), 0);
+	ck_assert_int_eq(idx_open(&f, data, size, &err), MP_OK);
+	ck_assert_int_eq(idx_foreach_context(&f, count_by_function, counts), 0);
+	/* By leaf: s1 (leaf1) came three times, s2 (mid) twice. */
+	ck_assert_uint_eq(counts[0], 1);
+	ck_assert_uint_eq(counts[1], 2);
+	ck_assert_uint_eq(counts[2], 3);
+	ck_assert_uint_eq(counts[3], 1);
+	free(data);
+	idx_builder_release(&b);
+}
+END_TEST
+
 START_TEST(old_version_is_rejected)
 {
 	static const int order[] = { 0, 1 };
@@ -682,6 +751,7 @@ int main(void)
 	tcase_add_test(tc, disk_hash_is_fnv1a);
 	tcase_add_test(tc, fields_carry_over_within_a_record);
 	tcase_add_test(tc, big_trie_round_trip);
+	tcase_add_test(tc, prefix_path_reuse);
 	tcase_add_test(tc, old_version_is_rejected);
 	tcase_add_loop_test(sw, every_truncation_is_rejected, 0, 2);
 	tcase_add_loop_test(sw, every_byte_mutation_is_safe, 0, 2);
