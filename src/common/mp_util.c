@@ -21,7 +21,7 @@ struct mp_arena_block {
  * instead of 512 (a merge's tables grow to tens of MiB, and page faults
  * were a fifth of its time).  Only a hint: ignored where THP is off.
  */
-static void want_huge_pages(void *p, size_t size)
+void mp_want_huge_pages(void *p, size_t size)
 {
 	uintptr_t start = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
 	uintptr_t end = ((uintptr_t)p + size) & ~(uintptr_t)(HUGE_PAGE - 1);
@@ -52,7 +52,7 @@ void *mp_arena_alloc(struct mp_arena *a, size_t size)
 			return NULL;
 		b->size = bsize;
 		if (bsize >= 2 * HUGE_PAGE)
-			want_huge_pages(b, sizeof(*b) + bsize);
+			mp_want_huge_pages(b, sizeof(*b) + bsize);
 		/*
 		 * A block made for one large request goes behind the head so
 		 * the head's free space is not wasted.
@@ -121,7 +121,7 @@ bool mp_grow(void **array, size_t *alloc, size_t need, size_t elem)
 	if (!p)
 		return false;
 	if (bytes >= 2 * HUGE_PAGE)
-		want_huge_pages(p, bytes);
+		mp_want_huge_pages(p, bytes);
 	*array = p;
 	*alloc = n;
 	return true;

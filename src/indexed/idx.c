@@ -239,6 +239,7 @@ enum mp_errcode idx_builder_reserve(struct idx_builder *b, size_t n)
 	if (want > SIZE_MAX / sizeof(*c) ||
 	    !(c = realloc(b->ctxs, want * sizeof(*c))))
 		return MP_E_NOMEM;
+	mp_want_huge_pages(c, want * sizeof(*c));
 	b->ctxs = c;
 	b->actxs = want;
 	return MP_OK;
