@@ -28,7 +28,6 @@ void ctab_release_shard(struct ctab *t, size_t s)
 
 	free(sh->slots);
 	free(sh->list);
-	mp_arena_release(&sh->arena);
 	sh->slots = NULL;
 	sh->list = NULL;
 	sh->mask = sh->n = sh->alist = 0;
@@ -95,11 +94,11 @@ static uint64_t sat_mul_add(uint64_t acc, uint64_t v, uint64_t w)
 }
 
 /* Add HIST (N counts) times W into E's histogram, growing it if shorter. */
-static enum mp_errcode add_hist(struct ctab_shard *sh, struct ctab_entry *e,
+static enum mp_errcode add_hist(struct mp_arena *a, struct ctab_entry *e,
 				const uint64_t *hist, uint32_t n, uint64_t w)
 {
 	if (n > e->nhist) {
-		uint64_t *h = mp_arena_alloc(&sh->arena, (size_t)n * sizeof(*h));
+		uint64_t *h = mp_arena_alloc(a, (size_t)n * sizeof(*h));
 
 		if (!h)
 			return MP_E_NOMEM;
@@ -114,7 +113,7 @@ static enum mp_errcode add_hist(struct ctab_shard *sh, struct ctab_entry *e,
 	return MP_OK;
 }
 
-static enum mp_errcode fold_locked(struct ctab_shard *sh,
+static enum mp_errcode fold_locked(struct ctab_shard *sh, struct mp_arena *a,
 				   const uint64_t *keys, uint32_t n, uint64_t hash,
 				   const struct mp_mib *mib, const uint64_t *hist,
 				   uint32_t nhist, uint64_t weight, bool *added)
@@ -143,7 +142,7 @@ static enum mp_errcode fold_locked(struct ctab_shard *sh,
 		    !mp_add(size, sizeof(*e), &size))
 			return MP_E_TOO_LARGE;
 		if (!MP_GROW(sh->list, sh->alist, sh->n + 1) ||
-		    !(e = mp_arena_alloc(&sh->arena, size)))
+		    !(e = mp_arena_alloc(a, size)))
 			return MP_E_NOMEM;
 		e->nkeys = n;
 		e->mib = m;
@@ -154,10 +153,11 @@ static enum mp_errcode fold_locked(struct ctab_shard *sh,
 		*added = true;
 		__atomic_store_n(&sh->count, ++sh->n, __ATOMIC_RELAXED);
 	}
-	return nhist ? add_hist(sh, e, hist, nhist, weight) : MP_OK;
+	return nhist ? add_hist(a, e, hist, nhist, weight) : MP_OK;
 }
 
-enum mp_errcode ctab_fold(struct ctab *t, const uint64_t *keys, uint32_t n,
+enum mp_errcode ctab_fold(struct ctab *t, struct mp_arena *a,
+			  const uint64_t *keys, uint32_t n,
 			  const struct mp_mib *mib, const uint64_t *hist,
 			  uint32_t nhist, uint64_t weight, bool *added)
 {
@@ -166,13 +166,14 @@ enum mp_errcode ctab_fold(struct ctab *t, const uint64_t *keys, uint32_t n,
 	enum mp_errcode rc;
 
 	pthread_mutex_lock(&sh->lock);
-	rc = fold_locked(sh, keys, n, hash, mib, hist, nhist, weight, added);
+	rc = fold_locked(sh, a, keys, n, hash, mib, hist, nhist, weight, added);
 	pthread_mutex_unlock(&sh->lock);
 	return rc;
 }
 
-enum mp_errcode ctab_fold_batch(struct ctab *t, struct ctab_item *items,
-				size_t n, uint64_t weight)
+enum mp_errcode ctab_fold_batch(struct ctab *t, struct mp_arena *a,
+				struct ctab_item *items, size_t n,
+				uint64_t weight)
 {
 	enum mp_errcode rc = MP_OK;
 
@@ -200,8 +201,8 @@ enum mp_errcode ctab_fold_batch(struct ctab *t, struct ctab_item *items,
 		struct ctab_shard *sh = &t->shard[it->hash % CTAB_SHARDS];
 
 		pthread_mutex_lock(&sh->lock);
-		rc = fold_locked(sh, it->keys, it->n, it->hash, it->mib, NULL, 0,
-				 weight, &it->added);
+		rc = fold_locked(sh, a, it->keys, it->n, it->hash, it->mib, NULL,
+				 0, weight, &it->added);
 		pthread_mutex_unlock(&sh->lock);
 	}
 	return rc;

@@ -10,18 +10,23 @@
  * whatever the order and the thread each context came in.
  *
  * The table is split into CTAB_SHARDS shards by the stack's hash, each
- * with its own lock, index and storage: threads folding different stacks
- * rarely wait for each other.  Most folds find their stack present, so a
- * fold is made to touch little memory: a slot holds the whole hash and
- * the entry's address, and an entry holds its MIB and keys together.
+ * with its own lock and index: threads folding different stacks rarely
+ * wait for each other.  Most folds find their stack present, so a fold is
+ * made to touch little memory: a slot holds the whole hash and the
+ * entry's address, and an entry holds its MIB and keys together.
+ * Entries and histograms are allocated from the folding thread's own
+ * arena (no lock; big blocks, huge pages), which the caller releases
+ * after the table.
  *
  *	struct ctab t;
  *	ctab_init(&t);
- *	rc = ctab_fold(&t, keys, n, &mib, hist, nhist, weight, &added);
+ *	rc = ctab_fold(&t, &my_arena, keys, n, &mib, hist, nhist, weight,
+ *		       &added);				// any thread
  *	for (size_t s = 0; s < CTAB_SHARDS; s++)	// when no thread folds
  *		for (size_t i = 0; i < t.shard[s].n; i++)
  *			use(t.shard[s].list[i]);
  *	ctab_release(&t);
+ *	mp_arena_release(&my_arena);			// each thread's
  */
 #ifndef CTAB_H
 #define CTAB_H
@@ -67,16 +72,18 @@ struct ctab {
 
 void ctab_init(struct ctab *t);
 void ctab_release(struct ctab *t);
-/* Free shard S's storage (after its entries were used). */
+/* Free shard S's index (its entries stay in their arenas). */
 void ctab_release_shard(struct ctab *t, size_t s);
 
 /*
  * Fold a context (stack KEYS[0..N-1], N >= 1; MIB and histogram HIST of
- * NHIST counts, both scaled by WEIGHT >= 1) into T.  *ADDED tells whether
+ * NHIST counts, both scaled by WEIGHT >= 1) into T, allocating from A
+ * (the calling thread's own arena).  *ADDED tells whether
  * the stack was new.  Thread-safe.  Fails only with MP_E_NOMEM or
  * MP_E_TOO_LARGE.
  */
-enum mp_errcode ctab_fold(struct ctab *t, const uint64_t *keys, uint32_t n,
+enum mp_errcode ctab_fold(struct ctab *t, struct mp_arena *a,
+			  const uint64_t *keys, uint32_t n,
 			  const struct mp_mib *mib, const uint64_t *hist,
 			  uint32_t nhist, uint64_t weight, bool *added);
 
@@ -97,8 +104,9 @@ struct ctab_item {
  * ctab_fold() would one by one; faster, as the slots of the whole batch
  * are fetched from memory at once.  On failure some may be folded.
  */
-enum mp_errcode ctab_fold_batch(struct ctab *t, struct ctab_item *items,
-				size_t n, uint64_t weight);
+enum mp_errcode ctab_fold_batch(struct ctab *t, struct mp_arena *a,
+				struct ctab_item *items, size_t n,
+				uint64_t weight);
 
 /* Entries in all shards; may be read while other threads fold. */
 size_t ctab_count(const struct ctab *t);

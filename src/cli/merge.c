@@ -67,6 +67,7 @@ struct scratch {
 	size_t apcs;
 	struct ht_map seg_cache;	/* overlapping maps: PC -> segment + 1 */
 	struct raw_file rf;		/* the input being folded */
+	struct mp_arena *arena;		/* the table's entries it made */
 	/* Location keys this worker has seen in new stacks, and those of
 	 * them not yet handed to the main thread for symbolization. */
 	struct ht_map seen;
@@ -120,6 +121,9 @@ void merge_release(struct merge *m)
 	if (!m || !m->opts.jobs)
 		return;
 	ctab_release(&m->tab);
+	for (size_t a = 0; a < m->narenas; a++)
+		mp_arena_release(&m->arenas[a]);
+	free(m->arenas);
 	pthread_mutex_destroy(&m->lock);
 	pthread_mutex_destroy(&m->sym_lock);
 	free(m->bids);
@@ -444,7 +448,7 @@ static enum mp_errcode flush(struct merge *m, struct scratch *s,
 		s->batch[i].mib = &s->batch_mib[i];
 		off += s->batch[i].n;
 	}
-	rc = ctab_fold_batch(&m->tab, s->batch, s->nbatch, weight);
+	rc = ctab_fold_batch(&m->tab, s->arena, s->batch, s->nbatch, weight);
 	for (size_t i = 0; i < s->nbatch && !rc; i++)
 		if (s->batch[i].added)
 			rc = note_new(s, s->batch[i].keys, s->batch[i].n);
@@ -518,7 +522,8 @@ static enum mp_errcode fold_pcs(struct merge *m, struct scratch *s,
 		s->nbatch_keys += npcs;
 		return s->nbatch == MERGE_BATCH ? flush(m, s, weight, err) : MP_OK;
 	}
-	rc = ctab_fold(&m->tab, keys, npcs, mib, hist, nhist, weight, &added);
+	rc = ctab_fold(&m->tab, s->arena, keys, npcs, mib, hist, nhist,
+		       weight, &added);
 	if (rc == MP_OK && added)
 		rc = note_new(s, keys, npcs);
 	return rc ? mp_fail(err, rc, NULL) : MP_OK;
@@ -860,6 +865,7 @@ struct pipeline {
 	struct job *jobs;
 	size_t n;
 	size_t next;		/* the next input a worker takes */
+	unsigned workers;	/* started: worker k has arena k */
 	bool stop;
 	pthread_mutex_t lock;
 	pthread_cond_t done;
@@ -904,6 +910,9 @@ static void *worker(void *arg)
 	struct pipeline *p = arg;
 	struct scratch s = { 0 };
 
+	pthread_mutex_lock(&p->lock);
+	s.arena = &p->m->arenas[++p->workers];
+	pthread_mutex_unlock(&p->lock);
 	for (;;) {
 		size_t i;
 
@@ -990,15 +999,19 @@ int merge_inputs(struct merge *m, const struct merge_input *in, size_t n)
 	int rc = EXIT_OK;
 	size_t i = 0;
 
+	if (want > n)
+		want = (unsigned)n;
 	p.jobs = calloc(n ? n : 1, sizeof(*p.jobs));
-	if (!p.jobs) {
+	m->arenas = calloc(want + 1, sizeof(*m->arenas));
+	if (!p.jobs || !m->arenas) {
+		free(p.jobs);
 		cli_error(NULL, "out of memory");
 		return EXIT_ERROR;
 	}
+	m->narenas = want + 1;
+	own.arena = &m->arenas[0];
 	pthread_mutex_init(&p.lock, NULL);
 	pthread_cond_init(&p.done, NULL);
-	if (want > n)
-		want = (unsigned)n;
 	if (want > 1) {
 		threads = calloc(want, sizeof(*threads));
 		for (unsigned t = 0; threads && t < want; t++)

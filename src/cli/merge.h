@@ -66,6 +66,9 @@ struct merge {
 	size_t good, bad;	/* inputs merged, inputs rejected */
 	/* Step 1: raw contexts by stack of location keys. */
 	struct ctab tab;
+	struct mp_arena *arenas;	/* its entries: the main thread's, then
+					 * each worker's */
+	size_t narenas;
 	/* The symbolizer, shared by the workers and the main thread. */
 	pthread_mutex_t sym_lock;
 	struct sym_ctx *sym;

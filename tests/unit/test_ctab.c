@@ -51,6 +51,7 @@ START_TEST(equal_stacks_fold)
 	uint64_t keys[16];
 	struct mp_mib m;
 	struct ctab t;
+	struct mp_arena a = MP_ARENA_INIT;
 	bool added;
 
 	ctab_init(&t);
@@ -59,7 +60,7 @@ START_TEST(equal_stacks_fold)
 			uint32_t n = stack_of(i, keys);
 
 			mib_of(i, 1 + (uint64_t)round, &m);
-			ck_assert_int_eq(ctab_fold(&t, keys, n, &m, NULL, 0,
+			ck_assert_int_eq(ctab_fold(&t, &a, keys, n, &m, NULL, 0,
 						   round == 2 ? 10 : 1, &added),
 					 MP_OK);
 			ck_assert(added == (round == 0));
@@ -79,6 +80,7 @@ START_TEST(equal_stacks_fold)
 	stack_of(15, keys);
 	ck_assert_ptr_null(find(&t, keys, 3));
 	ctab_release(&t);
+	mp_arena_release(&a);
 }
 END_TEST
 
@@ -89,6 +91,7 @@ START_TEST(batches_fold_alike)
 	struct mp_mib m[16];
 	struct ctab_item items[16];
 	struct ctab t;
+	struct mp_arena a = MP_ARENA_INIT;
 	bool added;
 
 	ctab_init(&t);
@@ -100,7 +103,7 @@ START_TEST(batches_fold_alike)
 				mib_of(i + b, 1, &m[b]);
 				items[b].mib = &m[b];
 			}
-			ck_assert_int_eq(ctab_fold_batch(&t, items, 16, 3), MP_OK);
+			ck_assert_int_eq(ctab_fold_batch(&t, &a, items, 16, 3), MP_OK);
 			for (uint32_t b = 0; b < 16; b++)
 				ck_assert(items[b].added == (round == 0));
 		}
@@ -108,7 +111,7 @@ START_TEST(batches_fold_alike)
 		uint32_t n = stack_of(i, keys);
 
 		mib_of(i, 1, &m[0]);
-		ck_assert_int_eq(ctab_fold(&t, keys, n, &m[0], NULL, 0, 1, &added),
+		ck_assert_int_eq(ctab_fold(&t, &a, keys, n, &m[0], NULL, 0, 1, &added),
 				 MP_OK);
 		ck_assert(!added);
 	}
@@ -121,6 +124,7 @@ START_TEST(batches_fold_alike)
 		ck_assert_uint_eq(e->mib.v[MIB_AllocCount], 3 + 3 + 1);
 	}
 	ctab_release(&t);
+	mp_arena_release(&a);
 }
 END_TEST
 
@@ -130,13 +134,14 @@ START_TEST(histograms_add_and_grow)
 	const uint64_t h1[] = { 1, 2 }, h2[] = { 10, 20, 30 };
 	struct mp_mib m;
 	struct ctab t;
+	struct mp_arena a = MP_ARENA_INIT;
 	const struct ctab_entry *e;
 	bool added;
 
 	ctab_init(&t);
 	mib_of(0, 1, &m);
-	ck_assert_int_eq(ctab_fold(&t, keys, 2, &m, h1, 2, 1, &added), MP_OK);
-	ck_assert_int_eq(ctab_fold(&t, keys, 2, &m, h2, 3, 2, &added), MP_OK);
+	ck_assert_int_eq(ctab_fold(&t, &a, keys, 2, &m, h1, 2, 1, &added), MP_OK);
+	ck_assert_int_eq(ctab_fold(&t, &a, keys, 2, &m, h2, 3, 2, &added), MP_OK);
 	e = find(&t, keys, 2);
 	ck_assert_ptr_nonnull(e);
 	ck_assert_uint_eq(e->nhist, 3);
@@ -145,17 +150,20 @@ START_TEST(histograms_add_and_grow)
 	ck_assert_uint_eq(e->hist[1], 42);
 	ck_assert_uint_eq(e->hist[2], 60);
 	ctab_release(&t);
+	mp_arena_release(&a);
 }
 END_TEST
 
 struct folder {
 	struct ctab *t;
 	uint32_t first, step;
+	struct mp_arena arena;	/* the thread's own */
 };
 
 static void *fold_some(void *arg)
 {
-	const struct folder *f = arg;
+	struct folder *f = arg;
+	struct mp_arena *a = &f->arena;
 	uint64_t keys[16];
 	struct mp_mib m;
 	bool added;
@@ -164,10 +172,10 @@ static void *fold_some(void *arg)
 		uint32_t n = stack_of(i, keys);
 
 		mib_of(i, 1, &m);
-		if (ctab_fold(f->t, keys, n, &m, NULL, 0, 1, &added))
+		if (ctab_fold(f->t, a, keys, n, &m, NULL, 0, 1, &added))
 			return (void *)1;
 		/* Every stack also arrives from a second thread. */
-		if (ctab_fold(f->t, keys, n, &m, NULL, 0, 1, &added))
+		if (ctab_fold(f->t, a, keys, n, &m, NULL, 0, 1, &added))
 			return (void *)1;
 	}
 	return NULL;
@@ -183,7 +191,7 @@ START_TEST(threads_fold_alike)
 
 	ctab_init(&t);
 	for (uint32_t k = 0; k < 4; k++) {
-		f[k] = (struct folder){ &t, k / 2, 2 };
+		f[k] = (struct folder){ &t, k / 2, 2, MP_ARENA_INIT };
 		ck_assert_int_eq(pthread_create(&th[k], NULL, fold_some, &f[k]), 0);
 	}
 	for (int k = 0; k < 4; k++) {
@@ -201,6 +209,8 @@ START_TEST(threads_fold_alike)
 		ck_assert_uint_eq(e->mib.v[MIB_AllocCount], 4);
 	}
 	ctab_release(&t);
+	for (int k = 0; k < 4; k++)
+		mp_arena_release(&f[k].arena);
 }
 END_TEST
 
