@@ -733,8 +733,9 @@ static enum mp_errcode symbolize_pending(struct merge *m, struct mp_err *err)
 
 /*
  * Step 3 (merge.h): fold each stack, as frames without the runtime's
- * leading ones, into the builder, freeing the table shard by shard.
- * Every location is symbolized by now.
+ * leading ones, into the builder, freeing the table's index shard by
+ * shard (the entries go with their arenas).  Every location is
+ * symbolized by now.
  */
 static enum mp_errcode build(struct merge *m, struct mp_err *err)
 {

@@ -17,7 +17,7 @@
  *    may differ only in the runtime's frames).
  * Every fold is order-independent, so the output is the same whatever the
  * number of threads and the order in which they finish.  Memory holds the
- * folded table, then the builder, plus one input per worker.
+ * folded table and the builder, plus one input per worker.
  *
  *	struct merge m;
  *	merge_init(&m, &opts, &sym);
