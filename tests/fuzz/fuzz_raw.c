@@ -6,6 +6,8 @@
  * must carry a precise message; an accepted one must describe itself
  * consistently, and every array it points to is read in full so that
  * AddressSanitizer sees any pointer that leads outside its allocation.
+ * raw_walk(), merge's lean reader, must then agree: the same verdict and
+ * message, and when it walks, raw_parse()'s contexts one record each.
  */
 #include "fuzz.h"
 
@@ -59,6 +61,52 @@ static void check_file(const struct raw_file *rf, size_t size)
 	__asm__ volatile("" : : "r"(sink));
 }
 
+/* raw_walk()'s records, checked against the contexts as they come. */
+struct walk {
+	const struct raw_file *parsed;
+	size_t n;
+};
+
+static enum mp_errcode walk_one(void *arg, const struct raw_record *r,
+				struct mp_err *err)
+{
+	struct walk *w = arg;
+	const struct raw_context *c;
+
+	(void)err;
+	FUZZ_ASSERT(w->n < w->parsed->ncontexts);
+	c = &w->parsed->contexts[w->n++];
+	FUZZ_ASSERT(c->stack_id == r->stack_id && c->npcs == r->npcs &&
+		    c->profile == r->profile && c->nhist == r->nhist);
+	FUZZ_ASSERT(memcmp(&c->mib, r->mib, sizeof(c->mib)) == 0);
+	FUZZ_ASSERT(r->nhist == 0 ||
+		    memcmp(c->hist, r->hist, r->nhist * sizeof(*r->hist)) == 0);
+	for (uint32_t k = 0; k < r->npcs; k++)
+		FUZZ_ASSERT(c->pcs[k] == mp_le64(r->pcs + (size_t)k * 8));
+	return MP_OK;
+}
+
+static void check_walk(const void *data, size_t size, enum mp_errcode parse_rc,
+		       const struct mp_err *parse_err, const struct raw_file *rf)
+{
+	struct raw_file wf;
+	struct walk w = { rf, 0 };
+	struct mp_err err = { 0 };
+	enum mp_errcode rc;
+	bool walked;
+
+	raw_file_init(&wf);
+	rc = raw_walk(&wf, data, size, walk_one, &w, &walked, &err);
+	FUZZ_ASSERT(rc == parse_rc);
+	if (rc)
+		FUZZ_ASSERT(strcmp(mp_errmsg(&err), mp_errmsg(parse_err)) == 0);
+	else if (walked)
+		FUZZ_ASSERT(w.n == rf->ncontexts);
+	else
+		FUZZ_ASSERT(w.n == 0 && rf->nprofiles >= 1);
+	raw_file_release(&wf);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct raw_file rf;
@@ -83,6 +131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_file(&rf, size);
 	else
 		FUZZ_ASSERT_REJECTED(rc, err);
+	check_walk(data, size, rc, &err, &rf);
 	raw_file_release(&rf);
 	mp_buf_release(&z);
 	return 0;
