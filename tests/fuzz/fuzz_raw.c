@@ -13,6 +13,7 @@
 
 #include "../../src/common/mp_file.h"
 #include "../../src/raw/raw.h"
+#include "../unit/rawcheck.h"
 
 /* The reader keeps contexts, PCs and histograms: a few times the input. */
 const size_t fuzz_mem_per_byte = 16;
@@ -76,13 +77,7 @@ static enum mp_errcode walk_one(void *arg, const struct raw_record *r,
 	(void)err;
 	FUZZ_ASSERT(w->n < w->parsed->ncontexts);
 	c = &w->parsed->contexts[w->n++];
-	FUZZ_ASSERT(c->stack_id == r->stack_id && c->npcs == r->npcs &&
-		    c->profile == r->profile && c->nhist == r->nhist);
-	FUZZ_ASSERT(memcmp(&c->mib, r->mib, sizeof(c->mib)) == 0);
-	FUZZ_ASSERT(r->nhist == 0 ||
-		    memcmp(c->hist, r->hist, r->nhist * sizeof(*r->hist)) == 0);
-	for (uint32_t k = 0; k < r->npcs; k++)
-		FUZZ_ASSERT(c->pcs[k] == mp_le64(r->pcs + (size_t)k * 8));
+	FUZZ_ASSERT(raw_record_is_context(r, c));
 	return MP_OK;
 }
 

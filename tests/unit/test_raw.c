@@ -12,6 +12,7 @@
 #include "../../src/common/mp_file.h"
 #include "../../src/raw/raw.h"
 #include "rawbuild.h"
+#include "rawcheck.h"
 
 static const char *fixtures(void)
 {
@@ -436,13 +437,8 @@ static enum mp_errcode walk_one(void *arg, const struct raw_record *r,
 		return MP_OK;
 	}
 	c = &w->parsed->contexts[w->n++];
-	if (c->stack_id != r->stack_id || c->npcs != r->npcs ||
-	    c->profile != r->profile || c->nhist != r->nhist ||
-	    memcmp(&c->mib, r->mib, sizeof(c->mib)) ||
-	    (r->nhist && memcmp(c->hist, r->hist, r->nhist * 8)))
+	if (!raw_record_is_context(r, c))
 		w->mismatch = true;
-	for (uint32_t k = 0; k < r->npcs && !w->mismatch; k++)
-		w->mismatch = c->pcs[k] != mp_le64(r->pcs + k * 8);
 	return MP_OK;
 }
 
