@@ -41,7 +41,8 @@ void *mp_arena_alloc(struct mp_arena *a, size_t size)
 	rounded &= ~(size_t)7;
 	if (!b || rounded > b->size - a->used) {
 		/* Blocks grow with the arena: as many bytes as it holds. */
-		size_t grown = a->total < ARENA_BLOCK_MIN ? ARENA_BLOCK_MIN
+		size_t min = a->first > ARENA_BLOCK_MIN ? a->first : ARENA_BLOCK_MIN;
+		size_t grown = a->total < min ? min
 			: a->total < ARENA_BLOCK_MAX ? a->total : ARENA_BLOCK_MAX;
 
 		bsize = rounded > grown ? rounded : grown;

@@ -89,8 +89,9 @@ struct mp_arena {
 	struct mp_arena_block *head;
 	size_t used;		/* bytes used in head */
 	size_t total;		/* bytes handed out, for statistics */
+	size_t first;		/* size of the first block; 0: 64 KiB */
 };
-#define MP_ARENA_INIT { NULL, 0, 0 }
+#define MP_ARENA_INIT { NULL, 0, 0, 0 }
 
 void *mp_arena_alloc(struct mp_arena *a, size_t size);
 void *mp_arena_memdup(struct mp_arena *a, const void *p, size_t size);
