@@ -14,9 +14,10 @@
  * module of the symbolizer, a build id that no module has, or bare
  * addresses) and a value in it (ELF address, offset in the module, PC),
  * packed as space << 48 | value.  Within one segment of one memory map the
- * value is the PC plus a constant, found once per segment and input by
- * sym_map_pc() on the segment's first PC (which also gives its warnings
- * and --strict errors), so a PC costs a segment lookup and an addition.
+ * value is the PC plus a constant, found once per segment and input
+ * (learn_segment: from the segment's build id when it was seen before,
+ * else by sym_map_pc() on its first PC, which also gives the warnings and
+ * --strict errors), so a PC costs a segment lookup and an addition.
  * A value of 48 bits or more, or a space number past 16 bits, is escaped:
  * interned in a table, the key being SPACE_ESCAPE << 48 | its index.
  */
@@ -61,8 +62,6 @@ struct scratch {
 	size_t abase;
 	bool *disjoint;			/* profile -> segments do not overlap */
 	size_t adisjoint;
-	uint64_t *keys;			/* one stack's location keys */
-	size_t akeys;
 	uint64_t *pcs;			/* one stack's PCs */
 	size_t apcs;
 	struct ht_map seg_cache;	/* overlapping maps: PC -> segment + 1 */
@@ -91,7 +90,6 @@ static void scratch_release(struct scratch *s)
 	free(s->ranges);
 	free(s->base);
 	free(s->disjoint);
-	free(s->keys);
 	free(s->pcs);
 	ht_map_release(&s->seg_cache);
 	raw_file_release(&s->rf);
@@ -347,6 +345,11 @@ static enum mp_errcode prepare(struct scratch *s, const struct raw_file *rf)
 						   prof->segments[i].end,
 						   (uint32_t)i };
 		qsort(r, prof->nsegments, sizeof(*r), cmp_range);
+		/*
+		 * An empty segment sorted before another of the same start
+		 * is no overlap, and harmless: the search below takes the
+		 * last range starting at or before the PC.
+		 */
 		s->disjoint[p] = prof->nsegments <= UINT32_MAX;
 		for (size_t i = 1; i < prof->nsegments; i++)
 			if (r[i].start < r[i - 1].end)

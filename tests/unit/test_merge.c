@@ -186,6 +186,38 @@ START_TEST(overlapping_segments_take_the_first)
 }
 END_TEST
 
+/*
+ * An empty segment starting where another does holds no PC, whichever
+ * comes first in the table (the first PC, in a third segment, makes the
+ * lookup of the second search rather than hit its last segment again).
+ */
+START_TEST(empty_segment_at_the_same_start)
+{
+	static const struct seg s[] = {
+		{ 0x1000, 0x1000, 0x0, '\x11' }, { 0x1000, 0x2000, 0x0, '\x22' },
+		{ 0x3000, 0x4000, 0x0, '\x33' },
+	};
+	static const struct seg r[] = {
+		{ 0x1000, 0x2000, 0x0, '\x22' }, { 0x1000, 0x1000, 0x0, '\x11' },
+		{ 0x3000, 0x4000, 0x0, '\x33' },
+	};
+	const uint64_t pcs[] = { 0x3500, 0x1500 };
+	const char *in[2];
+	struct mp_buf buf;
+	struct got g;
+
+	in[0] = write_profile("e1.profraw", s, 3, pcs, 2, 1);
+	in[1] = write_profile("e2.profraw", r, 3, pcs, 2, 1);
+	ck_assert_int_eq(merge(in, 2, 1, "e.memprof"), 0);
+	read_back("e.memprof", &g, &buf);
+	ck_assert_uint_eq(g.n, 1);
+	ck_assert_uint_eq(g.c[0].count, 2);
+	ck_assert_str_eq(g.c[0].function[1], "2222");
+	ck_assert_uint_eq(g.c[0].offset[1], 0x1500);
+	mp_buf_release(&buf);
+}
+END_TEST
+
 /* Threads fold in any order: the bytes are the same for -j 1 and -j 3. */
 START_TEST(jobs_do_not_change_the_output)
 {
@@ -229,6 +261,7 @@ int main(void)
 	}
 	tcase_add_test(tc, processes_fold_by_module_offset);
 	tcase_add_test(tc, overlapping_segments_take_the_first);
+	tcase_add_test(tc, empty_segment_at_the_same_start);
 	tcase_add_test(tc, jobs_do_not_change_the_output);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
