@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,7 +224,7 @@ enum mp_errcode mp_file_read(struct mp_buf *buf, const char *path,
  * being written.  Few outputs are ever open at once.
  */
 #define MAX_LIVE_TMP 8
-static char *live_tmp[MAX_LIVE_TMP];
+static char *volatile live_tmp[MAX_LIVE_TMP];
 static bool handlers_installed;
 
 static void cleanup_on_signal(int sig)
@@ -247,19 +248,36 @@ static void track_tmp(char *tmp, bool add)
 			break;
 		}
 	}
-	if (add && !handlers_installed) {
+}
+
+/*
+ * Install the handlers, and hold the signals they catch (in OLD, the mask
+ * to restore) while a temporary is created and recorded: one arriving
+ * between the two would leave the file behind.
+ */
+static void hold_signals(sigset_t *old)
+{
+	sigset_t set;
+
+	if (!handlers_installed) {
 		signal(SIGINT, cleanup_on_signal);
 		signal(SIGTERM, cleanup_on_signal);
 		signal(SIGHUP, cleanup_on_signal);
 		handlers_installed = true;
 	}
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, old);
 }
 
 enum mp_errcode mp_outfile_open(struct mp_outfile *of, const char *path,
 				struct mp_err *err)
 {
 	size_t len = strlen(path);
-	int fd;
+	sigset_t old;
+	int fd, e;
 
 	memset(of, 0, sizeof(*of));
 	of->path = strdup(path);
@@ -270,10 +288,13 @@ enum mp_errcode mp_outfile_open(struct mp_outfile *of, const char *path,
 	}
 	memcpy(of->tmp, path, len);
 	memcpy(of->tmp + len, ".tmp.XXXXXX", sizeof(".tmp.XXXXXX"));
+	hold_signals(&old);
 	fd = mkostemp(of->tmp, O_CLOEXEC);
+	e = errno;
+	if (fd >= 0)
+		track_tmp(of->tmp, true);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (fd < 0) {
-		int e = errno;
-
 		free(of->tmp);
 		of->tmp = NULL;
 		mp_outfile_abort(of);
@@ -287,7 +308,6 @@ enum mp_errcode mp_outfile_open(struct mp_outfile *of, const char *path,
 		umask(um);
 		fchmod(fd, 0666 & ~um);
 	}
-	track_tmp(of->tmp, true);
 	of->fp = fdopen(fd, "wb");
 	if (!of->fp) {
 		close(fd);
