@@ -124,8 +124,6 @@ void merge_release(struct merge *m)
 	free(m->arenas);
 	pthread_mutex_destroy(&m->lock);
 	pthread_mutex_destroy(&m->sym_lock);
-	free(m->bids);
-	ht_release(&m->bid_ht);
 	pthread_mutex_destroy(&m->b_lock);
 	free(m->spaces);
 	free(m->escapes);
@@ -153,12 +151,21 @@ static bool space_eq(const void *key, uint32_t id, const void *ctx)
 	       memcmp(s->build_id, k->build_id, k->build_id_size) == 0;
 }
 
+/*
+ * Spaces are hashed by build id alone when they have one: a build id
+ * names one space (a module's, or else its own), so a segment's build id
+ * finds its space without the symbolizer (learn_segment).
+ */
+static uint64_t space_hash(const uint8_t *build_id, uint32_t n, int32_t module)
+{
+	return n ? mp_hash_bytes(build_id, n, 0) : mp_hash64((uint32_t)module);
+}
+
 /* The space number of K, interned if new.  m->lock held. */
 static enum mp_errcode space_of(struct merge *m, const struct merge_space *k,
 				uint64_t *out)
 {
-	uint64_t h = mp_hash_bytes(k->build_id, k->build_id_size,
-				   (uint32_t)k->module);
+	uint64_t h = space_hash(k->build_id, k->build_id_size, k->module);
 	uint32_t id = ht_find(&m->space_ht, h, space_eq, k, m);
 
 	if (id == HT_NONE) {
@@ -214,20 +221,14 @@ static enum mp_errcode loc_key(struct merge *m, uint64_t space, uint64_t value,
 	return rc;
 }
 
-/* Spaces already found for a segment's build id (m->lock). */
-struct merge_bid {
-	uint64_t space;
-	uint32_t build_id_size;
-	uint8_t build_id[RAW_BUILD_ID_MAX];
-};
-
-static bool bid_eq(const void *key, uint32_t id, const void *ctx)
+/* Does space ID have segment KEY's build id? */
+static bool same_build_id(const void *key, uint32_t id, const void *ctx)
 {
 	const struct raw_segment *k = key;
-	const struct merge_bid *b = &((const struct merge *)ctx)->bids[id];
+	const struct merge_space *s = &((const struct merge *)ctx)->spaces[id];
 
-	return b->build_id_size == k->build_id_size &&
-	       memcmp(b->build_id, k->build_id, k->build_id_size) == 0;
+	return s->build_id_size == k->build_id_size &&
+	       memcmp(s->build_id, k->build_id, k->build_id_size) == 0;
 }
 
 /*
@@ -244,18 +245,17 @@ static enum mp_errcode learn_segment(struct merge *m,
 				     struct segmap *sm, struct mp_err *err)
 {
 	struct merge_space k = { -1, 0, { 0 } };
-	bool by_bid = prof->version >= 3 && seg->build_id_size > 0;
-	uint64_t h = 0;
 	struct sym_addr a;
 	enum mp_errcode rc;
 	uint32_t id;
 
-	if (by_bid) {
-		h = mp_hash_bytes(seg->build_id, seg->build_id_size, 0);
+	if (prof->version >= 3 && seg->build_id_size > 0) {
 		pthread_mutex_lock(&m->lock);
-		id = ht_find(&m->bid_ht, h, bid_eq, seg, m);
+		id = ht_find(&m->space_ht,
+			     space_hash(seg->build_id, seg->build_id_size, -1),
+			     same_build_id, seg, m);
 		if (id != HT_NONE)
-			sm->space = m->bids[id].space;
+			sm->space = SPACE_FIRST + (uint64_t)id;
 		pthread_mutex_unlock(&m->lock);
 		if (id != HT_NONE) {
 			sm->delta = -seg->offset;
@@ -293,19 +293,6 @@ static enum mp_errcode learn_segment(struct merge *m,
 	}
 	pthread_mutex_lock(&m->lock);
 	rc = space_of(m, &k, &sm->space);
-	if (rc == MP_OK && by_bid &&
-	    ht_find(&m->bid_ht, h, bid_eq, seg, m) == HT_NONE) {
-		if (!MP_GROW(m->bids, m->abids, m->nbids + 1) ||
-		    ht_insert(&m->bid_ht, h, (uint32_t)m->nbids))
-			rc = MP_E_NOMEM;
-		else {
-			struct merge_bid *b = &m->bids[m->nbids++];
-
-			b->space = sm->space;
-			b->build_id_size = seg->build_id_size;
-			memcpy(b->build_id, seg->build_id, seg->build_id_size);
-		}
-	}
 	pthread_mutex_unlock(&m->lock);
 	if (rc)
 		return mp_fail(err, rc, NULL);
@@ -417,11 +404,6 @@ static enum mp_errcode setup_raw(struct merge *m, struct scratch *s,
 	return MP_OK;
 }
 
-/*
- * Fold a context of profile P of RF (its NPCS PCS, MIB and histogram)
- * into the table, its stack as location keys.  Runs in a worker; takes
- * m->lock only to learn a segment.
- */
 /* Note the keys of a stack new to the table, for publish(). */
 static enum mp_errcode note_new(struct scratch *s, const uint64_t *keys,
 				uint32_t n)
@@ -956,7 +938,7 @@ static void progress(struct merge *m, size_t done, size_t n, double start,
 	    (!last && now() - shown < 0.1))
 		return;
 	shown = now();
-	fprintf(stderr, "\r%s merge: %zu/%zu inputs, %zu stacks%s",
+	fprintf(stderr, "\r%s merge: %zu/%zu inputs, %zu contexts%s",
 		cli_progname, done, n, ctab_count(&m->tab), last ? "\n" : "");
 }
 

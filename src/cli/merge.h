@@ -59,7 +59,6 @@ struct merge_input {
 
 struct merge_space;
 struct merge_escape;
-struct merge_bid;
 
 struct merge {
 	struct merge_opts opts;
@@ -72,14 +71,11 @@ struct merge {
 	/* The symbolizer, shared by the workers and the main thread. */
 	pthread_mutex_t sym_lock;
 	struct sym_ctx *sym;
-	/* lock: spaces, escapes, build ids and pending keys. */
+	/* lock: spaces, escapes and pending keys. */
 	pthread_mutex_t lock;
 	struct merge_space *spaces;	/* modules and bare build ids */
 	size_t nspaces, aspaces;
-	struct ht space_ht;
-	struct merge_bid *bids;		/* a segment build id's space */
-	size_t nbids, abids;
-	struct ht bid_ht;
+	struct ht space_ht;		/* by build id, or module if none */
 	struct merge_escape *escapes;	/* locations too wide for a key */
 	size_t nescapes, aescapes;
 	struct ht escape_ht;
