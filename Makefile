@@ -19,7 +19,7 @@ WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 ifneq ($(CI),)
 WARN    += -Werror
 endif
-ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -MMD -MP
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -Isrc -Iinclude $(WARN) $(CFLAGS) -MMD -MP
 # libstdc++ only for __cxa_demangle (display of C++ names).
 LIBS    := -ldw -lelf -lzstd -lstdc++ -pthread -lm
 

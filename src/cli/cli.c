@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "../common/mp_util.h"
-#include "../symbolize/sym.h"
+#include "common/mp_util.h"
+#include "symbolize/sym.h"
 
 const char *cli_progname = "memprof-data";
 

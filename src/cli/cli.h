@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "../common/mp_err.h"
+#include "common/mp_err.h"
 
 /* Exit codes, documented in memprof-data(1). */
 enum {

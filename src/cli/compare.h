@@ -35,9 +35,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/mp_err.h"
-#include "../common/mp_mib.h"
-#include "../hashtable/ht.h"
+#include "common/mp_err.h"
+#include "common/mp_mib.h"
+#include "hashtable/ht.h"
 #include "view.h"
 
 enum cmp_match { CMP_MATCH_COLUMN, CMP_MATCH_LINE, CMP_MATCH_FUNCTION };

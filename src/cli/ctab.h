@@ -36,9 +36,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/mp_err.h"
-#include "../common/mp_mib.h"
-#include "../common/mp_util.h"
+#include "common/mp_err.h"
+#include "common/mp_mib.h"
+#include "common/mp_util.h"
 
 #define CTAB_SHARDS 64
 

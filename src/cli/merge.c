@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../common/mp_file.h"
+#include "common/mp_file.h"
 #include "cli.h"
 
 /*

@@ -33,9 +33,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../hashtable/ht.h"
-#include "../indexed/idx.h"
-#include "../symbolize/sym.h"
+#include "hashtable/ht.h"
+#include "indexed/idx.h"
+#include "symbolize/sym.h"
 #include "ctab.h"
 #include "stack.h"
 

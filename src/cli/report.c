@@ -1,6 +1,6 @@
 #include "report.h"
 
-#include "../symbolize/sym.h"
+#include "symbolize/sym.h"
 #include "stack.h"
 
 #include <inttypes.h>

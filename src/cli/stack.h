@@ -17,9 +17,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../indexed/idx.h"
-#include "../raw/raw.h"
-#include "../symbolize/sym.h"
+#include "indexed/idx.h"
+#include "raw/raw.h"
+#include "symbolize/sym.h"
 #include "view.h"
 
 /* Frames of one stack; reused from one context to the next. */

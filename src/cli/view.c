@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/mp_file.h"
+#include "common/mp_file.h"
 #include "stack.h"
 
 void view_init(struct view *v)

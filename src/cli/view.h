@@ -21,12 +21,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/mp_err.h"
-#include "../common/mp_mib.h"
-#include "../common/mp_util.h"
-#include "../indexed/idx.h"
-#include "../raw/raw.h"
-#include "../symbolize/sym.h"
+#include "common/mp_err.h"
+#include "common/mp_mib.h"
+#include "common/mp_util.h"
+#include "indexed/idx.h"
+#include "raw/raw.h"
+#include "symbolize/sym.h"
 
 struct stack_stats;
 

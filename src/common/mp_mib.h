@@ -4,7 +4,7 @@
  * Every field is held as a u64 in an array indexed by enum mib_field, so
  * code that treats fields alike (merging, printing, the indexed schema)
  * loops over them instead of naming each one.  The list of fields, their
- * tags and merge rules live in src/raw/raw_format.h.
+ * tags and merge rules live in include/memprof/raw_format.h.
  *
  * Two merge operations, because two different things are being combined:
  *
@@ -29,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../raw/raw_format.h"
+#include "memprof/raw_format.h"
 
 enum mib_field {
 #define MIB_ENUM(name, tag, width, off, ver, merge) MIB_##name,

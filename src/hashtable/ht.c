@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/mp_util.h"
+#include "common/mp_util.h"
 
 /* ---- in memory ---- */
 

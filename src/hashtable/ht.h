@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/mp_err.h"
+#include "common/mp_err.h"
 
 #define HT_NONE UINT32_MAX
 

@@ -39,10 +39,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../common/mp_err.h"
-#include "../common/mp_mib.h"
-#include "../common/mp_util.h"
-#include "../hashtable/ht.h"
+#include "common/mp_err.h"
+#include "common/mp_mib.h"
+#include "common/mp_util.h"
+#include "hashtable/ht.h"
 
 #define IDX_VERSION 9
 #define IDX_MAGIC "\x89MPIDX\r\n"

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/mp_file.h"
+#include "common/mp_file.h"
 
 /*
  * Decoding walks a file profile by profile.  Within a profile, the three

@@ -36,10 +36,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/mp_err.h"
-#include "../common/mp_mib.h"
-#include "../common/mp_util.h"
-#include "raw_format.h"
+#include "common/mp_err.h"
+#include "common/mp_mib.h"
+#include "common/mp_util.h"
+#include "memprof/raw_format.h"
 
 struct raw_segment {
 	uint64_t start, end;

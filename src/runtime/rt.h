@@ -7,7 +7,7 @@
  * front of the block and, on free, folds what it learnt about the object
  * into a per-context Memory Info Block (MIB).  At exit or on memprof_dump()
  * rt_dump.c writes the MIBs as a raw MemProf profile, version 4, the bytes
- * clang 19's compiler-rt writes (src/raw/raw_format.h is the only tool
+ * clang 19's compiler-rt writes (include/memprof/raw_format.h is the only tool
  * header used here).
  *
  * Block layout: the RFC's 32-byte header scheme.
@@ -44,7 +44,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "raw_format.h"
+#include "memprof/raw_format.h"
 
 #define RT_PAGE 4096u		/* x86-64 Linux, the only target */
 #define RT_HDR 32u		/* header bytes in front of every block */

@@ -11,7 +11,7 @@
 # no sibling calls (each entry point's frame starts the recorded stack), no
 # malloc/calloc builtins (the compiler must not turn code inside calloc into
 # a call to calloc), local TLS, PIE code for PIE executables.  It includes
-# only src/raw/raw_format.h from the tool.
+# only include/memprof/raw_format.h from the tool.
 
 # Included before or after the top Makefile's first target, this file must
 # not become the default goal.
@@ -25,7 +25,7 @@ RT_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) \
 	$(filter-out -fsanitize=% -fno-sanitize-recover% -fsanitize-%,$(CFLAGS)) -MMD -MP \
 	-fno-omit-frame-pointer -fno-optimize-sibling-calls -fPIE \
 	-ftls-model=initial-exec -fno-builtin-malloc -fno-builtin-calloc \
-	-fno-builtin-realloc -fno-builtin-free -Iinclude -Isrc/raw
+	-fno-builtin-realloc -fno-builtin-free -Iinclude
 
 .PHONY: runtime runtime-check runtime-install
 

@@ -89,9 +89,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/mp_err.h"
-#include "../common/mp_util.h"
-#include "../raw/raw.h"
+#include "common/mp_err.h"
+#include "common/mp_util.h"
+#include "raw/raw.h"
 
 struct sym_options {
 	/* Called with a complete one-line message; NULL drops warnings. */

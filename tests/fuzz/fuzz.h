@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/common/mp_err.h"
+#include "common/mp_err.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -29,7 +29,7 @@ FUZZ_BUILD   := $(BUILD)/fuzz
 FUZZ_OUT     := tests/fuzz/out
 FUZZ_SAN     := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 		-fno-sanitize-recover=all
-FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE $(WARN) $(FUZZ_SAN)
+FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -Isrc -Iinclude $(WARN) $(FUZZ_SAN)
 FUZZ_HDRS    := tests/fuzz/fuzz.h $(wildcard src/*/*.h)
 
 # The regression drivers: each target linked with regression.c, built

@@ -11,7 +11,7 @@
  */
 #include "fuzz.h"
 
-#include "../../src/indexed/idx.h"
+#include "indexed/idx.h"
 
 /* The reader points into the input; walking needs scratch only. */
 const size_t fuzz_mem_per_byte = 8;

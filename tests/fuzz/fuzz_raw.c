@@ -11,8 +11,8 @@
  */
 #include "fuzz.h"
 
-#include "../../src/common/mp_file.h"
-#include "../../src/raw/raw.h"
+#include "common/mp_file.h"
+#include "raw/raw.h"
 #include "../unit/rawcheck.h"
 
 /* The reader keeps contexts, PCs and histograms: a few times the input. */

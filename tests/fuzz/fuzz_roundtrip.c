@@ -13,9 +13,9 @@
  */
 #include "fuzz.h"
 
-#include "../../src/common/mp_file.h"
-#include "../../src/indexed/idx.h"
-#include "../../src/raw/raw.h"
+#include "common/mp_file.h"
+#include "indexed/idx.h"
+#include "raw/raw.h"
 
 /* Builder, two outputs and the expectation: each a few times the input. */
 const size_t fuzz_mem_per_byte = 64;

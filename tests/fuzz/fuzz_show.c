@@ -16,10 +16,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../../src/cli/emit.h"
-#include "../../src/cli/report.h"
-#include "../../src/cli/view.h"
-#include "../../src/common/mp_file.h"
+#include "cli/emit.h"
+#include "cli/report.h"
+#include "cli/view.h"
+#include "common/mp_file.h"
 
 /*
  * The view holds every stack as frames of about 100 bytes each, and an

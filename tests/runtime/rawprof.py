@@ -2,7 +2,7 @@
 """rawprof.py - a strict reader of MemProf raw profiles, version 4, for the
 runtime tests; independent of memprof-data's reader.
 
-The MIB field list is read from src/raw/raw_format.h (RAW_MIB_FIELDS), so
+The MIB field list is read from include/memprof/raw_format.h (RAW_MIB_FIELDS), so
 the offsets are the format facts the runtime was written against.  Every
 invariant compiler-rt's writer keeps is checked: header offsets follow from
 the section sizes (segments 64 bytes each, MIB records 8 + 144 + 8 per
@@ -26,7 +26,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FORMAT_H = os.path.join(HERE, "..", "..", "src", "raw", "raw_format.h")
+FORMAT_H = os.path.join(HERE, "..", "..", "include", "memprof", "raw_format.h")
 
 MAGIC = 0xFF6D70726F667281
 HEADER = 48

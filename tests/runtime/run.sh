@@ -115,7 +115,7 @@ build dump gcc $CF -o "$T/dump" "$SRC/dump.c" "$LIB" $LF
 build fname gcc $CF -o "$T/fname" "$SRC/fname.c" "$LIB" $LF
 CHECK_CF=$(pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS=$(pkg-config --libs check 2>/dev/null || echo -lcheck)
-build unit_rt gcc $CF -I"$ROOT/src/runtime" -I"$ROOT/src/raw" $CHECK_CF \
+build unit_rt gcc $CF -I"$ROOT/src/runtime" $CHECK_CF \
 	-o "$T/unit_rt" "$SRC/unit_rt.c" "$LIB" $CHECK_LIBS $LF
 
 # Ours must really be ours: linking with -fmemory-profile would have

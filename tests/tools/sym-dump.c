@@ -37,8 +37,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../src/raw/raw.h"
-#include "../../src/symbolize/sym.h"
+#include "raw/raw.h"
+#include "symbolize/sym.h"
 
 static void print_warning(void *arg, const char *msg)
 {

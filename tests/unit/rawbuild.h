@@ -1,6 +1,6 @@
 /*
  * rawbuild.h - build synthetic raw profiles in tests, byte by byte, with
- * the layout of src/raw/raw_format.h, for cases real producers do not
+ * the layout of include/memprof/raw_format.h, for cases real producers do not
  * write on demand (duplicate stack ids, v5 histograms, hostile counts).
  *
  *	struct rb b;
@@ -18,9 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/common/mp_mib.h"
-#include "../../src/common/mp_util.h"
-#include "../../src/raw/raw_format.h"
+#include "common/mp_mib.h"
+#include "common/mp_util.h"
+#include "memprof/raw_format.h"
 
 struct rb {
 	unsigned char *data;

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "../../src/raw/raw.h"
+#include "raw/raw.h"
 
 static inline bool raw_record_is_context(const struct raw_record *r,
 					 const struct raw_context *c)

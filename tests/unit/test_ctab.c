@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/cli/ctab.h"
+#include "cli/ctab.h"
 
 #define NSTACKS 20000	/* enough for every shard to grow several times */
 

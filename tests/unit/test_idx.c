@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/hashtable/ht.h"
-#include "../../src/indexed/idx.h"
+#include "hashtable/ht.h"
+#include "indexed/idx.h"
 
 /* Three small contexts sharing prefixes, one inlined, one unsymbolized. */
 static const struct idx_frame stack_a[] = {

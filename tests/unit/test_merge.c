@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../src/cli/merge.h"
-#include "../../src/common/mp_file.h"
+#include "cli/merge.h"
+#include "common/mp_file.h"
 #include "rawbuild.h"
 
 static char dir[] = "/tmp/test_merge.XXXXXX";

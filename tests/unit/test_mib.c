@@ -2,7 +2,7 @@
 #include <check.h>
 #include <stdlib.h>
 
-#include "../../src/common/mp_mib.h"
+#include "common/mp_mib.h"
 
 /* Distinct sentinel values so a field taken from the wrong side shows. */
 static void fill(struct mp_mib *m, uint64_t base)

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/common/mp_file.h"
-#include "../../src/raw/raw.h"
+#include "common/mp_file.h"
+#include "raw/raw.h"
 #include "rawbuild.h"
 #include "rawcheck.h"
 

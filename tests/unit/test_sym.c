@@ -14,8 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../src/raw/raw.h"
-#include "../../src/symbolize/sym.h"
+#include "raw/raw.h"
+#include "symbolize/sym.h"
 
 #define FIX "tests/fixtures/"
 #define MAX_WARN 64
