@@ -26,7 +26,8 @@ LIBS    := -ldw -lelf -lzstd -lstdc++ -pthread -lm
 CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
 
-LIB_DIRS := src/common src/raw src/indexed src/symbolize src/hashtable
+LIB_DIRS := src/common src/raw src/indexed src/symbolize src/hashtable \
+            src/merge src/profile
 LIB_SRC  := $(wildcard $(addsuffix /*.c,$(LIB_DIRS)))
 CLI_SRC  := $(wildcard src/cli/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)

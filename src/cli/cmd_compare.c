@@ -10,10 +10,10 @@
 #include <string.h>
 
 #include "cli.h"
-#include "compare.h"
+#include "profile/compare.h"
 #include "report_cmp.h"
-#include "stack.h"
-#include "view.h"
+#include "profile/stack.h"
+#include "profile/view.h"
 
 const struct cli_command cli_cmd_overlap = {
 	.name = "overlap",

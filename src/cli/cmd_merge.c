@@ -6,10 +6,11 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
-#include "merge.h"
+#include "merge/merge.h"
 
 const struct cli_command cli_cmd_merge = {
 	.name = "merge",
@@ -70,6 +71,31 @@ static bool add_input(struct inputs *in, const char *path, uint64_t weight)
 	return true;
 }
 
+/*
+ * Parse "W,FILE" into IN (W a whole number >= 1); false if malformed.
+ * FILE points into S.
+ */
+static bool parse_weighted(const char *s, struct merge_input *in)
+{
+	const char *comma = strchr(s, ',');
+	char num[32];
+	unsigned long long w;
+	size_t len;
+
+	if (!comma || comma == s || !comma[1])
+		return false;
+	len = (size_t)(comma - s);
+	if (len >= sizeof(num))
+		return false;
+	memcpy(num, s, len);
+	num[len] = '\0';
+	if (!cli_parse_uint(num, 1, UINT64_MAX, &w))
+		return false;
+	in->weight = w;
+	in->path = comma + 1;
+	return true;
+}
+
 /* Read LIST: "FILE" or "W,FILE" per line. */
 static int read_list(struct inputs *in, const char *list)
 {
@@ -84,11 +110,18 @@ static int read_list(struct inputs *in, const char *list)
 		cli_error(list, "cannot open: %s", strerror(errno));
 		return EXIT_ERROR;
 	}
+	errno = 0;
 	while ((len = getline(&line, &cap, fp)) >= 0) {
-		struct merge_input mi = { line, 1 };
+		struct merge_input mi;
 		char *s = line;
 
 		lineno++;
+		if (memchr(line, '\0', (size_t)len)) {
+			cli_error(list, "line %u: NUL byte in a file name",
+				  lineno);
+			rc = EXIT_ERROR;
+			break;
+		}
 		while (len > 0 && (s[len - 1] == '\n' || s[len - 1] == '\r' ||
 				   s[len - 1] == ' ' || s[len - 1] == '\t'))
 			s[--len] = '\0';
@@ -96,29 +129,81 @@ static int read_list(struct inputs *in, const char *list)
 			s++;
 		if (!*s || *s == '#')
 			continue;
-		if (!MP_GROW(in->lines, in->alines, in->nlines + 1)) {
+		if (!MP_GROW(in->lines, in->alines, in->nlines + 1) ||
+		    !(s = strdup(s))) {
+			cli_error(list, "out of memory");
 			rc = EXIT_ERROR;
 			break;
 		}
-		in->lines[in->nlines++] = s = strdup(s);
-		mi.path = s;
+		in->lines[in->nlines++] = s;
+		mi = (struct merge_input){ s, 1 };
 		/* "W,FILE" when what precedes the first comma is a number. */
 		if (strchr(s, ',') && s[0] >= '0' && s[0] <= '9' &&
-		    !merge_parse_weighted(s, &mi)) {
+		    !parse_weighted(s, &mi)) {
 			cli_error(list, "line %u: bad weight in '%s'", lineno, s);
 			rc = EXIT_USAGE;
 			break;
 		}
-		if (!s || !add_input(in, mi.path, mi.weight)) {
-			cli_error(NULL, "out of memory");
+		if (!add_input(in, mi.path, mi.weight)) {
+			cli_error(list, "out of memory");
 			rc = EXIT_ERROR;
 			break;
 		}
+		errno = 0;
+	}
+	/* getline() says -1 at the end and on an error alike. */
+	if (rc == EXIT_OK && (ferror(fp) || errno == ENOMEM)) {
+		cli_error(list, "cannot read: %s",
+			  strerror(errno ? errno : EIO));
+		rc = EXIT_ERROR;
 	}
 	free(line);
 	if (fp != stdin)
 		fclose(fp);
 	return rc;
+}
+
+/*
+ * The merge's report: a bad input's message, and on a terminal a progress
+ * line at most ten times a second once the merge has run half a second.
+ */
+struct progress {
+	bool show;
+	double start, shown;
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void progress_line(struct progress *p, size_t done, size_t n,
+			  size_t contexts, bool last)
+{
+	double t = now();
+
+	if (!p->show || t - p->start < 0.5 || (!last && t - p->shown < 0.1))
+		return;
+	p->shown = t;
+	fprintf(stderr, "\r%s merge: %zu/%zu inputs, %zu contexts%s",
+		cli_progname, done, n, contexts, last ? "\n" : "");
+}
+
+static void report(void *arg, const struct merge_result *r)
+{
+	struct progress *p = arg;
+	bool last = r->fatal || r->index + 1 == r->ninputs;
+
+	if (r->rc != MP_OK && p->shown > 0)
+		fputc('\n', stderr);	/* off the progress line */
+	if (r->rc != MP_OK && r->fatal)
+		cli_error(r->path, "%s", mp_errmsg(r->err));
+	else if (r->rc != MP_OK)
+		cli_warning(r->path, "%s; input skipped", mp_errmsg(r->err));
+	progress_line(p, r->index + 1, r->ninputs, r->contexts, last);
 }
 
 static void inputs_release(struct inputs *in)
@@ -144,7 +229,9 @@ int cmd_merge(int argc, char **argv)
 		CLI_SYM_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	struct merge_opts opts = { FAIL_ANY, 0, false, true };
+	struct merge_opts opts = { MERGE_FAIL_ANY, 0, false, report, NULL };
+	struct progress prog = { .show = true };
+	struct mp_err err = { 0 };
 	struct inputs in = { 0 };
 	struct cli_sym so = { 0 };
 	struct sym_ctx sym = { 0 };
@@ -167,7 +254,7 @@ int cmd_merge(int argc, char **argv)
 			out = optarg;
 			break;
 		case OPT_WEIGHT:
-			if (!merge_parse_weighted(optarg, &mi)) {
+			if (!parse_weighted(optarg, &mi)) {
 				cli_usage_error(&cli_cmd_merge,
 					"--weight wants W,FILE with W >= 1, not '%s'",
 					optarg);
@@ -192,11 +279,11 @@ int cmd_merge(int argc, char **argv)
 			break;
 		case OPT_FAILURE_MODE:
 			if (!strcmp(optarg, "any"))
-				opts.failure_mode = FAIL_ANY;
+				opts.failure_mode = MERGE_FAIL_ANY;
 			else if (!strcmp(optarg, "all"))
-				opts.failure_mode = FAIL_ALL;
+				opts.failure_mode = MERGE_FAIL_ALL;
 			else if (!strcmp(optarg, "warn"))
-				opts.failure_mode = FAIL_WARN;
+				opts.failure_mode = MERGE_FAIL_WARN;
 			else {
 				cli_usage_error(&cli_cmd_merge,
 					"unknown failure mode '%s'", optarg);
@@ -204,7 +291,7 @@ int cmd_merge(int argc, char **argv)
 			}
 			break;
 		case OPT_NO_PROGRESS:
-			opts.progress = false;
+			prog.show = false;
 			break;
 		case 'h':
 			help();
@@ -232,14 +319,25 @@ int cmd_merge(int argc, char **argv)
 		goto out;
 	}
 	opts.keep_runtime = so.keep_runtime;
-	opts.progress = opts.progress && isatty(STDERR_FILENO);
+	prog.show = prog.show && isatty(STDERR_FILENO);
+	prog.start = now();
+	opts.report_arg = &prog;
 
 	if ((rc = cli_sym_setup(&so, &sym)) != EXIT_OK)
 		goto out;
 	merge_init(&m, &opts, &sym);
-	rc = merge_inputs(&m, in.v, in.n);
-	if (rc == EXIT_OK)
-		rc = merge_write(&m, out);
+	rc = EXIT_ERROR;
+	if (merge_run(&m, in.v, in.n, &err)) {
+		/* An input that stopped the merge has had its message. */
+		if (!m.failed_input)
+			cli_fail(NULL, &err);
+		goto out;
+	}
+	if (merge_write(&m, out, &err)) {
+		cli_fail(out, &err);
+		goto out;
+	}
+	rc = EXIT_OK;
 	goto out;
 nomem:
 	cli_error(NULL, "out of memory");

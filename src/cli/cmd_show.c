@@ -7,8 +7,8 @@
 #include "cli.h"
 #include "emit.h"
 #include "report.h"
-#include "stack.h"
-#include "view.h"
+#include "profile/stack.h"
+#include "profile/view.h"
 
 const struct cli_command cli_cmd_show = {
 	.name = "show",

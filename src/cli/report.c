@@ -1,7 +1,7 @@
 #include "report.h"
 
 #include "symbolize/sym.h"
-#include "stack.h"
+#include "profile/stack.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

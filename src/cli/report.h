@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 #include "emit.h"
-#include "view.h"
+#include "profile/view.h"
 
 enum report_sort {
 	SORT_ALLOCS,	/* AllocCount */

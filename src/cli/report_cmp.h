@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "compare.h"
+#include "profile/compare.h"
 #include "emit.h"
 
 struct report_cmp_opts {

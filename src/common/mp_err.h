@@ -37,7 +37,8 @@
 	X(BUILD_ID, "build id mismatch")                                 \
 	X(NO_BINARY, "no binary for a module")                           \
 	X(NOT_FOUND, "not found")                                        \
-	X(INVALID, "invalid argument")
+	X(INVALID, "invalid argument")                                   \
+	X(NO_INPUT, "no input could be used")
 
 enum mp_errcode {
 #define MP_ERR_ENUM(name, desc) MP_E_##name,

@@ -18,7 +18,7 @@
 
 #include "cli/emit.h"
 #include "cli/report.h"
-#include "cli/view.h"
+#include "profile/view.h"
 #include "common/mp_file.h"
 
 /*

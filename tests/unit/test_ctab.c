@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/ctab.h"
+#include "merge/ctab.h"
 
 #define NSTACKS 20000	/* enough for every shard to grow several times */
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/merge.h"
+#include "merge/merge.h"
 #include "common/mp_file.h"
 #include "rawbuild.h"
 
@@ -63,7 +63,8 @@ static const char *write_profile(const char *name, const struct seg *segs,
 static int merge(const char *const *in, size_t n, unsigned jobs,
 		 const char *out)
 {
-	struct merge_opts opts = { FAIL_ANY, jobs, false, false };
+	struct merge_opts opts = { MERGE_FAIL_ANY, jobs, false, NULL, NULL };
+	struct mp_err err = { 0 };
 	struct sym_options so = { .no_default_debug_dir = true };
 	struct merge_input mi[8];
 	struct sym_ctx sym;
@@ -76,9 +77,9 @@ static int merge(const char *const *in, size_t n, unsigned jobs,
 	snprintf(path, sizeof(path), "%s/%s", dir, out);
 	sym_init(&sym, &so);
 	merge_init(&m, &opts, &sym);
-	rc = merge_inputs(&m, mi, n);
+	rc = merge_run(&m, mi, n, &err);
 	if (rc == 0)
-		rc = merge_write(&m, path);
+		rc = merge_write(&m, path, &err);
 	merge_release(&m);
 	sym_release(&sym);
 	return rc;

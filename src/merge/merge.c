@@ -6,7 +6,6 @@
 #include <time.h>
 
 #include "common/mp_file.h"
-#include "cli.h"
 
 /*
  * Location keys.  A PC means different things in different processes
@@ -581,27 +580,6 @@ static enum mp_errcode fold_raw(struct merge *m, struct scratch *s,
 	return flush(m, s, weight, err);
 }
 
-bool merge_parse_weighted(const char *s, struct merge_input *in)
-{
-	const char *comma = strchr(s, ',');
-	char num[32];
-	unsigned long long w;
-	size_t len;
-
-	if (!comma || comma == s || !comma[1])
-		return false;
-	len = (size_t)(comma - s);
-	if (len >= sizeof(num))
-		return false;
-	memcpy(num, s, len);
-	num[len] = '\0';
-	if (!cli_parse_uint(num, 1, UINT64_MAX, &w))
-		return false;
-	in->weight = w;
-	in->path = comma + 1;
-	return true;
-}
-
 /* Symbolize location KEY and intern its frames: location m->nlocs. */
 static enum mp_errcode add_location(struct merge *m, uint64_t key,
 				    struct mp_err *err)
@@ -921,36 +899,22 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void progress(struct merge *m, size_t done, size_t n, double start,
-		     bool last)
-{
-	static double shown;
-
-	if (!m->opts.progress || (!last && now() - start < 0.5) ||
-	    (!last && now() - shown < 0.1))
-		return;
-	shown = now();
-	fprintf(stderr, "\r%s merge: %zu/%zu inputs, %zu contexts%s",
-		cli_progname, done, n, ctab_count(&m->tab), last ? "\n" : "");
-}
-
 /*
- * Report an input's outcome.  Only a failure to read or decode it is the
- * input's fault and follows the failure mode; a failure while folding it
- * in (out of memory, a limit of the format, a --strict symbolization
- * error) leaves it half merged, so it always fails.
+ * Account for input I's outcome and tell the caller.  Only a failure to
+ * read or decode an input is the input's fault and follows the failure
+ * mode; a failure while folding it in (out of memory, a limit of the
+ * format, a --strict symbolization error) leaves it half merged, so it
+ * always stops the merge.  Returns the code that stops the merge, or MP_OK.
  */
-static int report(struct merge *m, const struct merge_input *in,
-		  const struct job *j)
+static enum mp_errcode account(struct merge *m, const struct merge_input *in,
+			       size_t i, size_t n, const struct job *j,
+			       struct mp_err *err)
 {
+	struct merge_result r = {
+		.index = i, .ninputs = n, .path = in->path, .rc = j->rc,
+		.err = &j->err,
+	};
+
 	if (j->rc == MP_OK) {
 		m->good++;
 		if (j->raw) {
@@ -958,31 +922,31 @@ static int report(struct merge *m, const struct merge_input *in,
 			idx_builder_count_inputs(&m->b, 1);
 			pthread_mutex_unlock(&m->b_lock);
 		}
-		return EXIT_OK;
+	} else {
+		if (!j->fatal)
+			m->bad++;
+		r.fatal = j->fatal ||
+			  m->opts.failure_mode == MERGE_FAIL_ANY;
 	}
-	if (j->fatal) {
-		cli_error(in->path, "%s", mp_errmsg(&j->err));
-		return EXIT_ERROR;
-	}
-	m->bad++;
-	if (m->opts.failure_mode == FAIL_ANY) {
-		cli_error(in->path, "%s", mp_errmsg(&j->err));
-		return EXIT_ERROR;
-	}
-	cli_warning(in->path, "%s; input skipped", mp_errmsg(&j->err));
-	return EXIT_OK;
+	r.contexts = ctab_count(&m->tab);
+	if (m->opts.report)
+		m->opts.report(m->opts.report_arg, &r);
+	if (!r.fatal)
+		return MP_OK;
+	m->failed_input = in->path;
+	*err = j->err;
+	return j->rc;
 }
 
-int merge_inputs(struct merge *m, const struct merge_input *in, size_t n)
+enum mp_errcode merge_run(struct merge *m, const struct merge_input *in,
+			  size_t n, struct mp_err *err)
 {
 	struct pipeline p = { .m = m, .in = in, .n = n };
 	struct scratch own = { 0 };
-	struct mp_err err = { 0 };
 	pthread_t *threads = NULL;
 	unsigned nthreads = 0, want = m->opts.jobs;
-	double start = now();
-	enum mp_errcode sym_rc = MP_OK;	/* symbolize_pending() failed */
-	int rc = EXIT_OK;
+	enum mp_errcode rc = MP_OK;
+	bool sym_failed = false;
 	size_t i = 0;
 
 	if (want > n)
@@ -991,8 +955,7 @@ int merge_inputs(struct merge *m, const struct merge_input *in, size_t n)
 	m->arenas = calloc(want + 1, sizeof(*m->arenas));
 	if (!p.jobs || !m->arenas) {
 		free(p.jobs);
-		cli_error(NULL, "out of memory");
-		return EXIT_ERROR;
+		return mp_fail(err, MP_E_NOMEM, NULL);
 	}
 	m->narenas = want + 1;
 	/*
@@ -1011,27 +974,27 @@ int merge_inputs(struct merge *m, const struct merge_input *in, size_t n)
 			if (pthread_create(&threads[t], NULL, worker, &p) == 0)
 				nthreads++;
 	}
-	for (i = 0; i < n && rc == EXIT_OK; i++) {
+	for (i = 0; i < n && rc == MP_OK; i++) {
 		if (nthreads) {
 			/* Symbolize what the workers found while they go on. */
 			pthread_mutex_lock(&p.lock);
-			while (!p.jobs[i].done && !sym_rc) {
+			while (!p.jobs[i].done && !sym_failed) {
 				if (!__atomic_load_n(&m->npending, __ATOMIC_ACQUIRE)) {
 					pthread_cond_wait(&p.done, &p.lock);
 					continue;
 				}
 				pthread_mutex_unlock(&p.lock);
-				sym_rc = symbolize_pending(m, &err);
+				rc = symbolize_pending(m, err);
+				sym_failed = rc != MP_OK;
 				pthread_mutex_lock(&p.lock);
 			}
 			pthread_mutex_unlock(&p.lock);
 		} else {
 			run_input(m, &own, &in[i], &p.jobs[i]);
 		}
-		if (sym_rc)
+		if (sym_failed)
 			break;
-		rc = report(m, &in[i], &p.jobs[i]);
-		progress(m, i + 1, n, start, false);
+		rc = account(m, &in[i], i, n, &p.jobs[i], err);
 	}
 	/* On an early failure, the workers take no more inputs. */
 	pthread_mutex_lock(&p.lock);
@@ -1039,34 +1002,23 @@ int merge_inputs(struct merge *m, const struct merge_input *in, size_t n)
 	pthread_mutex_unlock(&p.lock);
 	for (unsigned t = 0; t < nthreads; t++)
 		pthread_join(threads[t], NULL);
-	progress(m, i, n, start, m->opts.progress && now() - start >= 0.5);
 	scratch_release(&own);
 	free(p.jobs);
 	free(threads);
 	pthread_mutex_destroy(&p.lock);
 	pthread_cond_destroy(&p.done);
-	if (rc != EXIT_OK)
+	if (rc)
 		return rc;
-	if (!sym_rc)
-		sym_rc = symbolize_pending(m, &err);
-	if (sym_rc) {
-		cli_error(NULL, "%s", mp_errmsg(&err));
-		return EXIT_ERROR;
-	}
+	if ((rc = symbolize_pending(m, err)))
+		return rc;
 	/*
 	 * Every frame is interned (strings copied): the debug information,
 	 * tens of MiB for a C library, can go before the builder grows.
 	 */
 	sym_release(m->sym);
-	if (m->good == 0 && m->opts.failure_mode != FAIL_WARN) {
-		cli_error(NULL, "no input could be merged");
-		return EXIT_ERROR;
-	}
-	if (build(m, &err)) {
-		cli_error(NULL, "%s", mp_errmsg(&err));
-		return EXIT_ERROR;
-	}
-	return EXIT_OK;
+	if (m->good == 0 && m->opts.failure_mode != MERGE_FAIL_WARN)
+		return mp_fail(err, MP_E_NO_INPUT, "no input could be merged");
+	return build(m, err);
 }
 
 static bool has_suffix(const char *s, const char *suffix)
@@ -1076,62 +1028,52 @@ static bool has_suffix(const char *s, const char *suffix)
 	return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
-int merge_write(struct merge *m, const char *path)
+enum mp_errcode merge_write(struct merge *m, const char *path,
+			    struct mp_err *err)
 {
 	struct mp_outfile of = { 0 };
-	struct mp_err err = { 0 };
 	struct mp_buf z = { 0 };
 	char *mem = NULL;
 	size_t len = 0;
-	FILE *fp = NULL;
-	int rc = EXIT_ERROR;
+	enum mp_errcode rc;
 
-	if (mp_outfile_open(&of, path, &err)) {
-		cli_error(path, "%s", mp_errmsg(&err));
+	if ((rc = mp_outfile_open(&of, path, err)))
 		goto out;
-	}
 	if (!has_suffix(path, ".zst")) {
 		/* Straight to the temporary file: the result is not held twice. */
-		if (idx_builder_write(&m->b, of.fp, &err)) {
-			cli_error(path, "%s", mp_errmsg(&err));
+		if ((rc = idx_builder_write(&m->b, of.fp, err)))
 			goto out;
-		}
 	} else {
 		/*
 		 * glibc's memstream fclose() reports success even when its
 		 * final realloc fails, leaving MEM NULL.
 		 */
-		enum mp_errcode wrc;
+		FILE *fp = open_memstream(&mem, &len);
 		int crc;
 
-		fp = open_memstream(&mem, &len);
 		if (!fp) {
-			cli_error(path, "out of memory");
+			rc = mp_fail(err, MP_E_NOMEM, NULL);
 			goto out;
 		}
-		wrc = idx_builder_write(&m->b, fp, &err);
+		rc = idx_builder_write(&m->b, fp, err);
 		crc = fclose(fp);
-		fp = NULL;
-		if (wrc || crc || !mem) {
-			cli_error(path, "%s", wrc ? mp_errmsg(&err) : "out of memory");
+		if (rc)
+			goto out;
+		if (crc || !mem) {
+			rc = mp_fail(err, MP_E_NOMEM, NULL);
 			goto out;
 		}
-		if (mp_zstd_compress(&z, mem, len, 19, &err)) {
-			cli_error(path, "%s", mp_errmsg(&err));
+		if ((rc = mp_zstd_compress(&z, mem, len, 19, err)))
 			goto out;
-		}
 		free(mem);
 		mem = NULL;
 		if (fwrite(z.data, 1, z.size, of.fp) != z.size) {
-			cli_error(path, "cannot write output: %s", strerror(errno));
+			rc = mp_fail(err, MP_E_IO, "cannot write output: %s",
+				     strerror(errno));
 			goto out;
 		}
 	}
-	if (mp_outfile_commit(&of, &err)) {
-		cli_error(path, "%s", mp_errmsg(&err));
-		goto out;
-	}
-	rc = EXIT_OK;
+	rc = mp_outfile_commit(&of, err);
 out:
 	mp_outfile_abort(&of);
 	mp_buf_release(&z);

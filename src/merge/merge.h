@@ -21,8 +21,9 @@
  *
  *	struct merge m;
  *	merge_init(&m, &opts, &sym);
- *	rc = merge_inputs(&m, inputs, n);	// per opts.failure_mode
- *	rc = merge_write(&m, "out.memprof");	// temp file + rename
+ *	rc = merge_run(&m, inputs, n, &err);	// per opts.failure_mode
+ *	if (!rc)
+ *		rc = merge_write(&m, "out.memprof", &err);	// temp + rename
  *	merge_release(&m);
  */
 #ifndef MERGE_H
@@ -37,19 +38,36 @@
 #include "indexed/idx.h"
 #include "symbolize/sym.h"
 #include "ctab.h"
-#include "stack.h"
+#include "profile/stack.h"
 
 enum merge_failure_mode {
-	FAIL_ANY,	/* the first bad input fails the merge */
-	FAIL_ALL,	/* fail only if every input is bad */
-	FAIL_WARN,	/* bad inputs are warnings, never failures */
+	MERGE_FAIL_ANY,		/* the first bad input fails the merge */
+	MERGE_FAIL_ALL,		/* fail only if every input is bad */
+	MERGE_FAIL_WARN,	/* bad inputs are warnings, never failures */
 };
+
+/*
+ * What became of one input, told to the caller's report function in input
+ * order, once per input, on the calling thread: the place to print a
+ * warning, an error or a progress line.
+ */
+struct merge_result {
+	size_t index, ninputs;	/* this input, of how many */
+	const char *path;
+	enum mp_errcode rc;	/* MP_OK: merged */
+	const struct mp_err *err;	/* why not; valid during the call */
+	bool fatal;		/* the merge stops here (else: skipped) */
+	size_t contexts;	/* distinct raw contexts folded so far */
+};
+
+typedef void merge_report_fn(void *arg, const struct merge_result *r);
 
 struct merge_opts {
 	enum merge_failure_mode failure_mode;
 	unsigned jobs;		/* worker threads, >= 1 */
 	bool keep_runtime;
-	bool progress;		/* show progress on stderr (a TTY) */
+	merge_report_fn *report;	/* may be NULL */
+	void *report_arg;
 };
 
 struct merge_input {
@@ -63,6 +81,7 @@ struct merge_escape;
 struct merge {
 	struct merge_opts opts;
 	size_t good, bad;	/* inputs merged, inputs rejected */
+	const char *failed_input;	/* the input that stopped the merge */
 	/* Step 1: raw contexts by stack of location keys. */
 	struct ctab tab;
 	struct mp_arena *arenas;	/* its entries: the main thread's, then
@@ -104,18 +123,22 @@ void merge_init(struct merge *m, const struct merge_opts *opts,
 void merge_release(struct merge *m);
 
 /*
- * Merge the N inputs into M's builder.  Bad inputs are reported on stderr
- * in input order; returns EXIT_OK or EXIT_ERROR as the failure mode says.
+ * Merge the N inputs into M's builder, reporting each input's outcome
+ * through opts.report.  Fails with the code of an input that stops the
+ * merge (then m->failed_input names it and ERR says why: the report has
+ * already been told), MP_E_NO_INPUT when no input could be merged and the
+ * failure mode is not "warn", or the code of a failure of the merge itself
+ * (MP_E_NOMEM, MP_E_TOO_LARGE, a --strict symbolization error).
  */
-int merge_inputs(struct merge *m, const struct merge_input *in, size_t n);
-
-/* Write the result to PATH (".zst": compressed) through a temporary. */
-int merge_write(struct merge *m, const char *path);
+enum mp_errcode merge_run(struct merge *m, const struct merge_input *in,
+			  size_t n, struct mp_err *err);
 
 /*
- * Parse "W,FILE" into IN (W a whole number >= 1); false if malformed.
- * FILE points into S.
+ * Write the result to PATH (".zst": compressed) through a temporary file
+ * renamed into place (mp_file.h); on failure nothing is left at PATH but
+ * what was there.
  */
-bool merge_parse_weighted(const char *s, struct merge_input *in);
+enum mp_errcode merge_write(struct merge *m, const char *path,
+			    struct mp_err *err);
 
 #endif /* MERGE_H */
