@@ -3,6 +3,9 @@
 #   make            build build/memprof-data, build/libmemprof.a (the runtime)
 #   make check      install missing packages, build, run every test
 #   make check-asan the same under AddressSanitizer + UBSan
+#   make check-tsan merge -j 8, show and diff under ThreadSanitizer
+#   make unit       the Check unit suites only (no LLVM needed)
+#   make check T=merge   only the tests whose file name contains "merge"
 #   make demo       build and run the main job on the bundled sample data
 #   make install PREFIX=/usr/local
 #
@@ -32,9 +35,6 @@ LIB_SRC  := $(wildcard $(addsuffix /*.c,$(LIB_DIRS)))
 CLI_SRC  := $(wildcard src/cli/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
-# The command's modules, minus main(), for tests that drive them directly.
-CLI_LIB_OBJ := $(filter-out $(BUILD)/src/cli/main.o,$(CLI_OBJ))
-CLIA := $(BUILD)/libmemprofcli.a
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -51,7 +51,8 @@ BIN  := $(BUILD)/memprof-data
 # libmemprof.a, the runtime that writes raw profiles (src/runtime).
 include src/runtime/runtime.mk
 
-.PHONY: all deps deps-check check check-asan demo install clean
+.PHONY: all deps deps-check check check-asan check-tsan unit demo install \
+	clean
 
 all: $(BIN) $(LIBA) $(RT_LIB)
 
@@ -70,25 +71,28 @@ $(LIBA): $(LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
-$(CLIA): $(CLI_LIB_OBJ)
-	rm -f $@
-	ar rcs $@ $^
-
 $(BIN): $(CLI_OBJ) $(LIBA)
 	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJ) $(LIBA) $(LIBS)
 
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(CLIA) $(LIBA)
+# Unit tests, tools and fuzz targets link the library only, never
+# src/cli/: what they test must be reachable without the command line.
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(LIBA)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -o $@ $< $(CLIA) $(LIBA) \
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -o $@ $< $(LIBA) \
 		$(LIBS) $(CHECK_LIBS)
 
-$(BUILD)/tests/%: tests/tools/%.c $(CLIA) $(LIBA)
+$(BUILD)/tests/%: tests/tools/%.c $(LIBA)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(CLIA) $(LIBA) $(LIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIBA) $(LIBS)
 
 check: deps-check
 	@$(MAKE) --no-print-directory all $(UNIT_BIN) $(TOOL_BIN)
-	@tests/run.sh $(BUILD)
+	@tests/run.sh $(BUILD) $(T)
+
+# The Check suites alone: no LLVM, no command-line scripts.
+unit: deps
+	@$(MAKE) --no-print-directory $(UNIT_BIN)
+	@tests/run.sh --unit $(BUILD) $(T)
 
 # The whole suite again under AddressSanitizer and UBSan, aborting on the
 # first report.
@@ -99,7 +103,16 @@ check-asan: deps-check
 		all $(UNIT_BIN:$(BUILD)/%=$(BUILD)/asan/%) \
 		$(TOOL_BIN:$(BUILD)/%=$(BUILD)/asan/%)
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 CK_FORK=no \
-		tests/run.sh $(BUILD)/asan
+		tests/run.sh $(BUILD)/asan $(T)
+
+# ThreadSanitizer over what runs threads or may race: merge -j 8 of raw
+# and indexed inputs, show, diff (tests/cli/test_tsan.sh).
+TSAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=thread
+check-tsan: deps-check
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan CFLAGS="$(TSAN_FLAGS)" \
+		$(BUILD)/tsan/memprof-data
+	@TSAN_OPTIONS=halt_on_error=1:exitcode=66 \
+		tests/run.sh --only-cli $(BUILD)/tsan test_tsan
 
 demo: deps
 	@$(MAKE) --no-print-directory all

@@ -1,9 +1,31 @@
 #!/bin/sh
-# Run every test: the Check unit suites in BUILD/tests/test_*, then the
-# command-line tests tests/cli/*.sh (which print "ok - ..." / "not ok - ...").
-# Ends with one line "check: N passed, N failed"; exits 1 if anything failed.
+# Run the tests: the Check unit suites in BUILD/tests/test_*, then the
+# command-line tests tests/cli/*.sh (which print "ok - ..." / "not ok - ...")
+# and the runtime's tests/runtime/run.sh.
+#
+#   tests/run.sh [--unit | --only-cli] BUILD [PATTERN]
+#
+# --unit runs the Check suites only, --only-cli the scripts only; PATTERN
+# keeps the tests whose file name contains it (`make check T=merge`).
+# Ends with one line "check: N passed, N failed"; exits 1 if anything failed
+# or nothing ran.
 set -u
+only=
+case ${1:-} in
+--unit|--only-cli) only=$1; shift ;;
+esac
 BUILD=${1:-build}
+PATTERN=${2:-}
+# Does test file $1 pass the --unit/--only-cli and PATTERN filters ($2: its kind)?
+wanted() {
+	case $only/$2 in
+	--unit/cli|--unit/runtime|--only-cli/unit) return 1 ;;
+	esac
+	case $(basename "$1") in
+	*"$PATTERN"*) return 0 ;;
+	esac
+	return 1
+}
 export MEMPROF_DATA="$BUILD/memprof-data" BUILD FIXTURES=tests/fixtures
 unset DEBUGINFOD_URLS
 passed=0 failed=0
@@ -12,6 +34,7 @@ trap 'rm -f "$log"' EXIT
 
 for t in "$BUILD"/tests/test_*; do
 	[ -x "$t" ] || continue
+	wanted "$t" unit || continue
 	"$t" >"$log" 2>&1
 	rc=$?
 	cat "$log"
@@ -53,11 +76,12 @@ run_tap() {
 }
 
 for t in tests/cli/*.sh; do
-	[ -f "$t" ] && run_tap "$t" sh "$t" "$BUILD"
+	[ -f "$t" ] && wanted "$t" cli && run_tap "$t" sh "$t" "$BUILD"
 done
 
 # The runtime's tests build programs against BUILD/libmemprof.a.
-if [ -f "$BUILD/libmemprof.a" ] && [ -x tests/runtime/run.sh ]; then
+if [ -f "$BUILD/libmemprof.a" ] && [ -x tests/runtime/run.sh ] &&
+   wanted runtime runtime; then
 	run_tap tests/runtime/run.sh tests/runtime/run.sh "$BUILD"
 fi
 

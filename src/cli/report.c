@@ -125,13 +125,13 @@ static void emit_mib(struct emit *e, const struct mp_mib *m)
 	emit_end(e);
 }
 
-static enum mib_field sort_key;
-
-static int by_key(const void *a, const void *b)
+/* Contexts by the field *ARG, largest first, then input, then id. */
+static int by_key(const void *a, const void *b, void *arg)
 {
 	const struct view_context *x = *(const struct view_context *const *)a;
 	const struct view_context *y = *(const struct view_context *const *)b;
-	uint64_t kx = x->mib.v[sort_key], ky = y->mib.v[sort_key];
+	enum mib_field key = *(const enum mib_field *)arg;
+	uint64_t kx = x->mib.v[key], ky = y->mib.v[key];
 
 	if (kx != ky)
 		return kx > ky ? -1 : 1;
@@ -283,14 +283,15 @@ bool report_show(struct emit *e, const struct view *v,
 {
 	const struct view_context **order;
 	size_t n = v->ncontexts;
+	enum mib_field key;
 
 	order = malloc((n ? n : 1) * sizeof(*order));
 	if (!order)
 		return false;
 	for (size_t i = 0; i < n; i++)
 		order[i] = &v->contexts[i];
-	sort_key = report_sort_field(opts->sort);
-	qsort(order, n, sizeof(*order), by_key);
+	key = report_sort_field(opts->sort);
+	qsort_r(order, n, sizeof(*order), by_key, &key);
 	if (opts->top && opts->top < n)
 		n = opts->top;
 

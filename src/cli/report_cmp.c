@@ -31,18 +31,12 @@ static void emit_header(struct emit *e, const char *schema,
 /* How much of each side found a partner. */
 static void emit_matching(struct emit *e, const struct cmp *c)
 {
-	static const enum mib_field f[] = { MIB_AllocCount, MIB_TotalSize };
-	uint64_t common = 0, matched[2][2] = { { 0 } };
+	struct cmp_matching m;
+	uint64_t common;
 	char display[256];
 
-	for (size_t i = 0; i < c->n; i++) {
-		if (!c->e[i].present[0] || !c->e[i].present[1])
-			continue;
-		common++;
-		for (int s = 0; s < 2; s++)
-			for (int k = 0; k < 2; k++)
-				matched[s][k] += c->e[i].mib[s].v[f[k]];
-	}
+	cmp_matching(c, &m);
+	common = m.common;
 	emit_object(e, "matching");
 	snprintf(display, sizeof(display),
 		 "%" PRIu64 " common, %zu base only, %zu test only",
@@ -56,8 +50,8 @@ static void emit_matching(struct emit *e, const struct cmp *c)
 	emit_u64(e, "test_only", c->contexts[1] - common);
 	emit_end(e);
 	for (int s = 0; s < 2; s++) {
-		double a = share(matched[s][0], c->total[s][f[0]]);
-		double b = share(matched[s][1], c->total[s][f[1]]);
+		double a = share(m.allocs[s], c->total[s][MIB_AllocCount]);
+		double b = share(m.bytes[s], c->total[s][MIB_TotalSize]);
 
 		snprintf(display, sizeof(display),
 			 "%.1f%% of AllocCount, %.1f%% of TotalSize matched",
@@ -89,27 +83,11 @@ static size_t emit_hot_cold(struct emit *e, const struct cmp *c,
 			    const struct report_cmp_opts *o)
 {
 	const struct cmp_thresholds *t = &o->thresholds;
-	uint64_t count[2][3] = { { 0 } }, bytes[2] = { 0 };
-	size_t flips = 0, listed = 0;
+	struct cmp_hot_cold h;
+	size_t listed = 0;
 	char display[256];
 
-	for (size_t i = 0; i < c->n; i++) {
-		const struct cmp_entry *x = &c->e[i];
-		enum cmp_class k[2];
-
-		for (int s = 0; s < 2; s++)
-			if (x->present[s])
-				count[s][cmp_classify(&x->mib[s], t)]++;
-		if (!x->present[0] || !x->present[1])
-			continue;
-		k[0] = cmp_classify(&x->mib[0], t);
-		k[1] = cmp_classify(&x->mib[1], t);
-		if (k[0] != k[1]) {
-			flips++;
-			bytes[0] += x->mib[0].v[MIB_TotalSize];
-			bytes[1] += x->mib[1].v[MIB_TotalSize];
-		}
-	}
+	cmp_hot_cold(c, t, &h);
 	emit_object(e, "hot_cold");
 	snprintf(display, sizeof(display),
 		 "cold below %g accesses/byte/s with average lifetime >= %g s; "
@@ -121,40 +99,37 @@ static size_t emit_hot_cold(struct emit *e, const struct cmp *c,
 	emit_f64(e, "hot_density", t->hot_density, 3);
 	emit_end(e);
 	for (int s = 0; s < 2; s++) {
+		const uint64_t *n = h.count[s];
+
 		snprintf(display, sizeof(display),
 			 "%" PRIu64 " cold, %" PRIu64 " hot, %" PRIu64 " notcold",
-			 count[s][CLASS_COLD], count[s][CLASS_HOT],
-			 count[s][CLASS_NOTCOLD]);
+			 n[CMP_CLASS_COLD], n[CMP_CLASS_HOT], n[CMP_CLASS_NOTCOLD]);
 		emit_row(e, s ? "test" : "base", display);
-		emit_u64(e, "cold", count[s][CLASS_COLD]);
-		emit_u64(e, "hot", count[s][CLASS_HOT]);
-		emit_u64(e, "notcold", count[s][CLASS_NOTCOLD]);
+		emit_u64(e, "cold", n[CMP_CLASS_COLD]);
+		emit_u64(e, "hot", n[CMP_CLASS_HOT]);
+		emit_u64(e, "notcold", n[CMP_CLASS_NOTCOLD]);
 		emit_end(e);
 	}
-	emit_u64(e, "flips", flips);
+	emit_u64(e, "flips", h.flips);
 	snprintf(display, sizeof(display),
-		 "%" PRIu64 " bytes in base, %" PRIu64 " in test", bytes[0],
-		 bytes[1]);
+		 "%" PRIu64 " bytes in base, %" PRIu64 " in test",
+		 h.flipped_bytes[0], h.flipped_bytes[1]);
 	emit_row(e, "flipped_bytes", display);
-	emit_u64(e, "base", bytes[0]);
-	emit_u64(e, "test", bytes[1]);
+	emit_u64(e, "base", h.flipped_bytes[0]);
+	emit_u64(e, "test", h.flipped_bytes[1]);
 	emit_end(e);
 	emit_list(e, "flipped");
 	for (size_t i = 0; i < c->n && (!o->top || listed < o->top); i++) {
 		const struct cmp_entry *x = &c->e[i];
-		enum cmp_class k0, k1;
+		enum cmp_class k[2];
 
-		if (!x->present[0] || !x->present[1])
-			continue;
-		k0 = cmp_classify(&x->mib[0], t);
-		k1 = cmp_classify(&x->mib[1], t);
-		if (k0 == k1)
+		if (!cmp_flips(x, t, k))
 			continue;
 		listed++;
 		emit_object(e, NULL);
 		emit_str(e, "function", c->functions[x->function]);
-		emit_str(e, "base", cmp_class_name(k0));
-		emit_str(e, "test", cmp_class_name(k1));
+		emit_str(e, "base", cmp_class_name(k[0]));
+		emit_str(e, "test", cmp_class_name(k[1]));
 		emit_u64(e, "base_TotalSize", x->mib[0].v[MIB_TotalSize]);
 		emit_u64(e, "test_TotalSize", x->mib[1].v[MIB_TotalSize]);
 		emit_frames(e, x->ctx, o->demangle);
@@ -162,7 +137,7 @@ static size_t emit_hot_cold(struct emit *e, const struct cmp *c,
 	}
 	emit_end(e);
 	emit_end(e);
-	return flips;
+	return h.flips;
 }
 
 static void emit_overlaps(struct emit *e, const struct cmp *c, long fn)
@@ -181,41 +156,14 @@ static void emit_overlaps(struct emit *e, const struct cmp *c, long fn)
 	emit_end(e);
 }
 
-/* Functions ordered by their share of TotalSize in base and test. */
-static const struct cmp *sort_c;
-
-static double fn_weight(long fn)
-{
-	uint64_t t[2];
-
-	cmp_totals(sort_c, MIB_TotalSize, fn, t);
-	return share(t[0], sort_c->total[0][MIB_TotalSize]) +
-	       share(t[1], sort_c->total[1][MIB_TotalSize]);
-}
-
-static int by_weight(const void *a, const void *b)
-{
-	long x = *(const long *)a, y = *(const long *)b;
-	double wx = fn_weight(x), wy = fn_weight(y);
-
-	if (wx != wy)
-		return wx > wy ? -1 : 1;
-	return strcmp(sort_c->functions[x], sort_c->functions[y]);
-}
-
 bool report_overlap(struct emit *e, const struct cmp *c,
 		    const struct report_cmp_opts *o)
 {
-	long *fns = malloc((c->nfunctions + 1) * sizeof(*fns));
-	size_t nf = 0;
+	long *fns;
+	size_t nf;
 
-	if (!fns)
+	if (cmp_functions_ranked(c, o->function, &fns, &nf))
 		return false;
-	for (size_t i = 0; i < c->nfunctions; i++)
-		if (!o->function || strcmp(c->functions[i], o->function) == 0)
-			fns[nf++] = (long)i;
-	sort_c = c;
-	qsort(fns, nf, sizeof(*fns), by_weight);
 	if (o->top && nf > o->top)
 		nf = o->top;
 
@@ -251,77 +199,7 @@ bool report_overlap(struct emit *e, const struct cmp *c,
 
 /* ---- diff ---- */
 
-bool diff_gate_parse(const char *s, struct diff_gate *g)
-{
-	const char *colon = strrchr(s, ':');
-	char name[64], *end;
-	size_t len;
-	int f;
-
-	memset(g, 0, sizeof(*g));
-	if (!colon || (colon[1] != '+' && colon[1] != '-'))
-		return false;
-	len = (size_t)(colon - s);
-	if (len == 0 || len >= sizeof(name))
-		return false;
-	memcpy(name, s, len);
-	name[len] = '\0';
-	f = cmp_metric_parse(name);
-	if (f < 0)
-		return false;
-	g->field = (enum mib_field)f;
-	g->drop = colon[1] == '-';
-	g->value = strtod(colon + 2, &end);
-	if (end == colon + 2 || !(g->value >= 0) || isinf(g->value))
-		return false;
-	if (*end == '%') {
-		g->percent = true;
-		end++;
-	}
-	g->text = s;
-	return *end == '\0';
-}
-
-/* Does going from B to T cross gate G? */
-static bool crosses(const struct diff_gate *g, uint64_t b, uint64_t t)
-{
-	double d = g->drop ? (double)b - (double)t : (double)t - (double)b;
-
-	if (g->percent)
-		return b == 0 ? d > 0 : d * 100.0 / (double)b > g->value;
-	return d > g->value;
-}
-
-struct row {
-	const char *function;
-	const struct cmp_entry *entry;	/* NULL for a function row */
-	uint64_t v[2][MIB__COUNT];
-	bool present[2];
-};
-
-static enum mib_field row_sort;
-
-static uint64_t absdiff(uint64_t a, uint64_t b)
-{
-	return a > b ? a - b : b - a;
-}
-
-static int by_change(const void *a, const void *b)
-{
-	const struct row *x = a, *y = b;
-	uint64_t dx = absdiff(x->v[0][row_sort], x->v[1][row_sort]);
-	uint64_t dy = absdiff(y->v[0][row_sort], y->v[1][row_sort]);
-	int r;
-
-	if (dx != dy)
-		return dx > dy ? -1 : 1;
-	r = strcmp(x->function, y->function);
-	if (r)
-		return r;
-	return x->entry < y->entry ? -1 : x->entry > y->entry;
-}
-
-static const char *status_of(const struct row *r, enum mib_field f)
+static const char *status_of(const struct cmp_row *r, enum mib_field f)
 {
 	if (!r->present[0])
 		return "new";
@@ -351,48 +229,15 @@ static void emit_change(struct emit *e, const char *key, uint64_t b,
 	emit_end(e);
 }
 
-/* Build the rows: one per entry, or one per function. */
-static struct row *make_rows(const struct cmp *c, bool by_function,
-			     size_t *nrows)
-{
-	size_t n = by_function ? c->nfunctions : c->n;
-	struct row *rows = calloc(n + 1, sizeof(*rows));
-
-	if (!rows)
-		return NULL;
-	for (size_t i = 0; by_function && i < n; i++)
-		rows[i].function = c->functions[i];
-	for (size_t i = 0; i < c->n; i++) {
-		const struct cmp_entry *x = &c->e[i];
-		struct row *r = by_function ? &rows[x->function] : &rows[i];
-
-		if (!by_function) {
-			r->function = c->functions[x->function];
-			r->entry = x;
-		}
-		for (int s = 0; s < 2; s++) {
-			if (!x->present[s])
-				continue;
-			r->present[s] = true;
-			for (int f = 0; f < MIB__COUNT; f++)
-				r->v[s][f] += x->mib[s].v[f];
-		}
-	}
-	*nrows = n;
-	return rows;
-}
-
 bool report_diff(struct emit *e, const struct cmp *c,
 		 const struct report_diff_opts *o, bool *crossed)
 {
 	size_t nrows, listed = 0, flips;
-	struct row *rows = make_rows(c, o->by_function, &nrows);
+	struct cmp_row *rows;
 	bool fail = false;
 
-	if (!rows)
+	if (cmp_rows(c, o->by_function, o->sort, &rows, &nrows))
 		return false;
-	row_sort = o->sort;
-	qsort(rows, nrows, sizeof(*rows), by_change);
 
 	emit_object(e, NULL);
 	emit_header(e, "memprof-data/diff/1", &o->cmp);
@@ -406,7 +251,7 @@ bool report_diff(struct emit *e, const struct cmp *c,
 
 	emit_list(e, "rows");
 	for (size_t i = 0; i < nrows && (!o->cmp.top || listed < o->cmp.top); i++) {
-		const struct row *r = &rows[i];
+		const struct cmp_row *r = &rows[i];
 
 		if (o->cmp.function && strcmp(r->function, o->cmp.function))
 			continue;
@@ -433,21 +278,18 @@ bool report_diff(struct emit *e, const struct cmp *c,
 
 	emit_list(e, "gates");
 	for (size_t g = 0; g < o->ngates; g++) {
-		const struct diff_gate *gate = &o->gates[g];
-		uint64_t b = c->total[0][gate->field], t = c->total[1][gate->field];
-		bool whole = crosses(gate, b, t);
-		size_t rows_crossed = 0;
+		const struct cmp_gate *gate = &o->gates[g];
+		struct cmp_gate_result gr;
+		uint64_t b, t;
+		bool whole;
+		size_t rows_crossed;
 		char display[256];
 
-		for (size_t i = 0; o->per_context && i < nrows; i++) {
-			const struct row *r = &rows[i];
-
-			/* A relative gate needs a base value to be relative to. */
-			if (gate->percent && (!r->present[0] || !r->present[1]))
-				continue;
-			if (crosses(gate, r->v[0][gate->field], r->v[1][gate->field]))
-				rows_crossed++;
-		}
+		cmp_gate_eval(c, rows, nrows, gate, o->per_context, &gr);
+		b = gr.base;
+		t = gr.test;
+		whole = gr.whole;
+		rows_crossed = gr.rows_crossed;
 		fail = fail || whole || rows_crossed;
 		snprintf(display, sizeof(display), "%s: %s%s", gate->text,
 			 whole ? "CROSSED by the whole profile" : "profile within",

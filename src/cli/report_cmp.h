@@ -26,25 +26,13 @@ struct report_cmp_opts {
 bool report_overlap(struct emit *e, const struct cmp *c,
 		    const struct report_cmp_opts *o);
 
-/* A CI gate of diff: METRIC:+N% or METRIC:+ABS (or '-' for a drop). */
-struct diff_gate {
-	enum mib_field field;
-	bool percent;
-	bool drop;		/* '-': fail on a decrease */
-	double value;
-	const char *text;	/* as given */
-};
-
-/* Parse a --fail-if value; false if malformed. */
-bool diff_gate_parse(const char *s, struct diff_gate *g);
-
 struct report_diff_opts {
 	struct report_cmp_opts cmp;
 	const enum mib_field *metrics;	/* reported, in order */
 	size_t nmetrics;
 	enum mib_field sort;		/* rows by largest |change| of this */
 	bool by_function;
-	const struct diff_gate *gates;
+	const struct cmp_gate *gates;
 	size_t ngates;
 	bool per_context;		/* gates apply to each row too */
 	bool fail_on_flip;

@@ -6,6 +6,13 @@
 #include <string.h>
 #include <strings.h>
 
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	uint64_t s;
+
+	return __builtin_add_overflow(a, b, &s) ? UINT64_MAX : s;
+}
+
 static const char *const match_names[] = { "column", "line", "function" };
 
 bool cmp_match_parse(const char *s, enum cmp_match *out)
@@ -55,14 +62,14 @@ enum cmp_class cmp_classify(const struct mp_mib *m,
 	float count = (float)m->v[MIB_AllocCount], density;
 
 	if (m->v[MIB_AllocCount] == 0)
-		return CLASS_NOTCOLD;
+		return CMP_CLASS_NOTCOLD;
 	density = (float)m->v[MIB_TotalLifetimeAccessDensity] / count / 100;
 	if (density < t->cold_density &&
 	    (float)m->v[MIB_TotalLifetime] / count >= t->cold_lifetime * 1000)
-		return CLASS_COLD;
+		return CMP_CLASS_COLD;
 	if (density > t->hot_density)
-		return CLASS_HOT;
-	return CLASS_NOTCOLD;
+		return CMP_CLASS_HOT;
+	return CMP_CLASS_NOTCOLD;
 }
 
 /* ---- keys ---- */
@@ -89,7 +96,10 @@ static bool kb_add(struct keybuf *k, const char *s, size_t len)
 static bool context_key(const struct view_context *c, enum cmp_match m,
 			struct keybuf *k)
 {
+	/* A context without frames has the empty key, not the last one's. */
 	k->n = 0;
+	if (!kb_add(k, "", 0))
+		return false;
 	for (uint32_t i = 0; i < c->nframes; i++) {
 		const struct view_frame *f = &c->frames[i];
 		char num[96];
@@ -185,12 +195,9 @@ static enum mp_errcode add_side(struct cmp *c, const struct view *v, int side,
 		uint64_t h;
 		uint32_t id;
 
-		for (int f = 0; f < MIB__COUNT; f++) {
-			uint64_t s;
-
-			c->total[side][f] = __builtin_add_overflow(
-				c->total[side][f], vc->mib.v[f], &s) ? UINT64_MAX : s;
-		}
+		for (int f = 0; f < MIB__COUNT; f++)
+			c->total[side][f] = sat_add(c->total[side][f],
+						    vc->mib.v[f]);
 		if (!context_key(vc, m, k))
 			return MP_E_NOMEM;
 		h = mp_hash_bytes(k->s, k->n, 3);
@@ -222,6 +229,31 @@ static enum mp_errcode add_side(struct cmp *c, const struct view *v, int side,
 	return MP_OK;
 }
 
+/*
+ * Index the entries by function (a counting sort): a function's totals
+ * and overlap then cost its own entries, not a pass over all of them.
+ */
+static enum mp_errcode group_by_function(struct cmp *c)
+{
+	size_t nf = c->nfunctions;
+
+	c->fn_start = calloc(nf + 1, sizeof(*c->fn_start));
+	c->by_fn = malloc((c->n ? c->n : 1) * sizeof(*c->by_fn));
+	if (!c->fn_start || !c->by_fn)
+		return MP_E_NOMEM;
+	for (size_t i = 0; i < c->n; i++)
+		c->fn_start[c->e[i].function + 1]++;
+	for (size_t f = 0; f < nf; f++)
+		c->fn_start[f + 1] += c->fn_start[f];
+	for (size_t i = 0; i < c->n; i++)
+		c->by_fn[c->fn_start[c->e[i].function]++] = (uint32_t)i;
+	/* Each start moved to the next one's: shift back. */
+	for (size_t f = nf; f > 0; f--)
+		c->fn_start[f] = c->fn_start[f - 1];
+	c->fn_start[0] = 0;
+	return MP_OK;
+}
+
 enum mp_errcode cmp_build(struct cmp *c, const struct view *base,
 			  const struct view *test, enum cmp_match m,
 			  struct mp_err *err)
@@ -234,6 +266,8 @@ enum mp_errcode cmp_build(struct cmp *c, const struct view *base,
 	if (!rc)
 		rc = add_side(c, test, CMP_TEST, m, &k);
 	free(k.s);
+	if (!rc)
+		rc = group_by_function(c);
 	if (rc)
 		return mp_fail(err, rc, NULL);
 	return MP_OK;
@@ -246,53 +280,78 @@ void cmp_release(struct cmp *c)
 	free(c->e);
 	free(c->functions);
 	free(c->keys);
+	free(c->fn_start);
+	free(c->by_fn);
 	ht_release(&c->key_ht);
 	ht_release(&c->fn_ht);
 	mp_arena_release(&c->arena);
 	memset(c, 0, sizeof(*c));
 }
 
+/* The entries of function FN (< 0: all), as [*first, *end) of order. */
+static const uint32_t *fn_entries(const struct cmp *c, long fn, size_t *n)
+{
+	if (fn < 0) {
+		*n = c->n;
+		return NULL;
+	}
+	*n = c->fn_start[fn + 1] - c->fn_start[fn];
+	return c->by_fn + c->fn_start[fn];
+}
+
+#define ENTRY(c, list, i) (&(c)->e[(list) ? (list)[i] : (i)])
+
 void cmp_totals(const struct cmp *c, enum mib_field f, long fn,
 		uint64_t out[2])
 {
+	const uint32_t *list;
+	size_t n;
+
 	if (fn < 0) {
 		out[0] = c->total[0][f];
 		out[1] = c->total[1][f];
 		return;
 	}
 	out[0] = out[1] = 0;
-	for (size_t i = 0; i < c->n; i++) {
-		if (c->e[i].function != (uint32_t)fn)
-			continue;
+	list = fn_entries(c, fn, &n);
+	for (size_t i = 0; i < n; i++) {
+		const struct cmp_entry *e = ENTRY(c, list, i);
+
 		for (int s = 0; s < 2; s++)
-			if (c->e[i].present[s])
-				out[s] += c->e[i].mib[s].v[f];
+			if (e->present[s])
+				out[s] = sat_add(out[s], e->mib[s].v[f]);
 	}
 }
 
 double cmp_overlap(const struct cmp *c, enum mib_field f, long fn)
 {
 	unsigned __int128 num = 0, den;
+	const uint32_t *list;
 	uint64_t tot[2];
+	size_t n;
 
 	cmp_totals(c, f, fn, tot);
 	if (tot[0] == 0 && tot[1] == 0)
 		return 1.0;
 	if (tot[0] == 0 || tot[1] == 0)
 		return 0.0;
-	for (size_t i = 0; i < c->n; i++) {
-		const struct cmp_entry *e = &c->e[i];
+	den = (unsigned __int128)tot[0] * tot[1];
+	list = fn_entries(c, fn, &n);
+	for (size_t i = 0; i < n; i++) {
+		const struct cmp_entry *e = ENTRY(c, list, i);
 		unsigned __int128 a, b;
 
-		if (!e->present[0] || !e->present[1] ||
-		    (fn >= 0 && e->function != (uint32_t)fn))
+		if (!e->present[0] || !e->present[1])
 			continue;
 		a = (unsigned __int128)e->mib[0].v[f] * tot[1];
 		b = (unsigned __int128)e->mib[1].v[f] * tot[0];
+		/*
+		 * Saturated totals can make the terms add up past DEN, and
+		 * past 2^128: the overlap is 1 as soon as they reach DEN.
+		 */
+		if ((a < b ? a : b) >= den - num)
+			return 1.0;
 		num += a < b ? a : b;
 	}
-	den = (unsigned __int128)tot[0] * tot[1];
-	if (num >= den)
-		return 1.0;
 	return (double)((long double)num / (long double)den);
 }

@@ -42,7 +42,7 @@
 
 enum cmp_match { CMP_MATCH_COLUMN, CMP_MATCH_LINE, CMP_MATCH_FUNCTION };
 
-enum cmp_class { CLASS_NOTCOLD, CLASS_COLD, CLASS_HOT };
+enum cmp_class { CMP_CLASS_NOTCOLD, CMP_CLASS_COLD, CMP_CLASS_HOT };
 
 struct cmp_thresholds {
 	float cold_density;	/* accesses per byte per lifetime second */
@@ -69,6 +69,8 @@ struct cmp {
 	uint64_t total[2][MIB__COUNT];	/* over all contexts of each side */
 	size_t contexts[2];		/* contexts of each side, after folding */
 	/* private */
+	size_t *fn_start;		/* function f's entries are */
+	uint32_t *by_fn;		/* by_fn[fn_start[f] .. fn_start[f+1]) */
 	const char **keys;
 	size_t akeys;
 	struct ht key_ht, fn_ht;
@@ -105,5 +107,73 @@ const char *cmp_class_name(enum cmp_class k);
  * bytes, accesses, lifetime.  -1 if neither.
  */
 int cmp_metric_parse(const char *s);
+
+/*
+ * Function indices, all or those named ONLY, by their share of TotalSize
+ * in base plus test, largest first, then by name.  *OUT is the caller's
+ * to free.  Fails only with MP_E_NOMEM.
+ */
+enum mp_errcode cmp_functions_ranked(const struct cmp *c, const char *only,
+				     long **out, size_t *n);
+
+/* How much of each side found a partner. */
+struct cmp_matching {
+	uint64_t common;		/* entries present on both sides */
+	uint64_t allocs[2], bytes[2];	/* AllocCount, TotalSize in them */
+};
+void cmp_matching(const struct cmp *c, struct cmp_matching *m);
+
+/* E's class on each side (notcold where absent); true if both sides have
+ * it and the classes differ. */
+bool cmp_flips(const struct cmp_entry *e, const struct cmp_thresholds *t,
+	       enum cmp_class k[2]);
+
+struct cmp_hot_cold {
+	uint64_t count[2][3];		/* per side, per enum cmp_class */
+	uint64_t flips;			/* entries whose class differs */
+	uint64_t flipped_bytes[2];	/* their TotalSize per side */
+};
+void cmp_hot_cold(const struct cmp *c, const struct cmp_thresholds *t,
+		  struct cmp_hot_cold *h);
+
+/*
+ * diff's rows: one per entry, or one per function (its entries summed),
+ * ordered by the largest absolute change of field SORT, then function
+ * name, then entry.  A function row has entry NULL.
+ */
+struct cmp_row {
+	const char *function;
+	const struct cmp_entry *entry;
+	uint64_t v[2][MIB__COUNT];
+	bool present[2];
+};
+/* *OUT is the caller's to free.  Fails only with MP_E_NOMEM. */
+enum mp_errcode cmp_rows(const struct cmp *c, bool by_function,
+			 enum mib_field sort, struct cmp_row **out,
+			 size_t *nrows);
+
+/* A CI gate of diff: METRIC:+N% or METRIC:+ABS (or '-' for a drop). */
+struct cmp_gate {
+	enum mib_field field;
+	bool percent;
+	bool drop;		/* '-': fail on a decrease */
+	double value;
+	const char *text;	/* as given; points into the parsed string */
+};
+
+/* Parse a --fail-if value; false if malformed. */
+bool cmp_gate_parse(const char *s, struct cmp_gate *g);
+
+/* Does going from B to T cross gate G? */
+bool cmp_gate_crosses(const struct cmp_gate *g, uint64_t b, uint64_t t);
+
+struct cmp_gate_result {
+	uint64_t base, test;	/* the whole profile's totals */
+	bool whole;		/* crossed by the whole profile */
+	size_t rows_crossed;	/* with PER_ROW: rows that cross it */
+};
+void cmp_gate_eval(const struct cmp *c, const struct cmp_row *rows,
+		   size_t nrows, const struct cmp_gate *g, bool per_row,
+		   struct cmp_gate_result *r);
 
 #endif /* COMPARE_H */

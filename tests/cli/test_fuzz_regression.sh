@@ -32,6 +32,26 @@ for t in raw indexed roundtrip show; do
 	fi
 done
 
+# The renderer, which the fuzz targets do not link: every input of the
+# show corpus that loads gives a JSON document that parses, and text and
+# YAML that are written whole.
+n=0 bad=0
+for f in tests/fuzz/corpus/show/*; do
+	[ -f "$f" ] || continue
+	"$MD" show --format=json "$f" >"$tmp/show.json" 2>/dev/null
+	rc=$?
+	[ $rc -eq 1 ] && continue
+	n=$((n + 1))
+	if [ $rc -ne 0 ] || ! python3 -m json.tool "$tmp/show.json" >/dev/null 2>&1 ||
+	   ! "$MD" show --format=yaml --sort=bytes --top=3 "$f" >/dev/null 2>&1 ||
+	   ! "$MD" show --sort=lifetime "$f" >/dev/null 2>&1; then
+		notok "show of corpus/show/$(basename "$f") (status $rc)"
+		bad=$((bad + 1))
+	fi
+done
+[ $bad -eq 0 ] && [ $n -ge 50 ] &&
+	ok "show corpus: $n loadable inputs render as text, YAML and parseable JSON"
+
 # Must-fail indexed profiles: exit 1, "memprof-data: 'FILE': <expected>",
 # and never a message that says only "malformed".
 n=0 bad=0

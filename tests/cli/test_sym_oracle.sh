@@ -39,9 +39,8 @@ if [ ! -x "$DUMP" ]; then
 		src/common/*.c src/raw/*.c src/symbolize/*.c \
 		-ldw -lelf -lzstd -lstdc++ || { echo "not ok - build sym-dump"; exit 1; }
 fi
-for t in llvm-symbolizer-19 llvm-dwarfdump-19 python3; do
-	command -v $t >/dev/null || { echo "not ok - $t is not installed"; exit 1; }
-done
+. tests/need.sh
+need llvm-symbolizer-19 llvm-dwarfdump-19 python3
 
 # profile, then the binaries to register (main executable first)
 cat >"$tmp/cases" <<EOF

@@ -41,11 +41,11 @@ FAULT_SO     := $(BUILD)/tests/libfault.so
 TOOL_BIN     += $(FUZZ_REGRESS) $(FAULT_SO)
 
 $(BUILD)/tests/fuzz-regress-%: tests/fuzz/regression.c tests/fuzz/fuzz_%.c \
-		$(FUZZ_HDRS) $(CLIA) $(LIBA)
+		$(FUZZ_HDRS) $(LIBA)
 	@mkdir -p $(dir $@)
 	$(CC) $(filter-out -MMD -MP,$(ALL_CFLAGS)) -DFUZZ_TARGET='"fuzz_$*"' \
 		-o $@ tests/fuzz/regression.c tests/fuzz/fuzz_$*.c \
-		$(CLIA) $(LIBA) $(LIBS)
+		$(LIBA) $(LIBS)
 
 # The shim is never built with sanitizers: it is preloaded, ahead of any
 # sanitizer runtime.
@@ -56,7 +56,7 @@ $(FAULT_SO): tests/fault/fault.c
 
 # ---- libFuzzer builds ----
 
-FUZZ_SRC := $(LIB_SRC) $(filter-out src/cli/main.c,$(CLI_SRC))
+FUZZ_SRC := $(LIB_SRC)
 FUZZ_OBJ := $(FUZZ_SRC:%.c=$(FUZZ_BUILD)/%.o)
 FUZZ_BIN := $(FUZZ_ALL:%=$(FUZZ_BUILD)/fuzz_%)
 

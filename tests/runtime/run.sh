@@ -64,9 +64,8 @@ run_prof() {
 	MEMPROF_OPTIONS="log_path=$T/$n.pd/p${MP_EXTRA:-}" taskset -c 0 "$@" >"$T/$n.stdout" 2>"$T/$n.stderr"
 }
 
-for tool in gcc clang-19 clang++-19 llvm-profdata-19 python3 taskset readelf objcopy; do
-	command -v $tool >/dev/null 2>&1 || { echo "runtime tests: '$tool' not found" >&2; exit 1; }
-done
+. "$ROOT/tests/need.sh"
+need gcc clang-19 clang++-19 llvm-profdata-19 python3 taskset readelf objcopy
 [ -f "$LIB" ] || { echo "runtime tests: '$LIB' not built" >&2; exit 1; }
 [ -x "$MD" ] || { echo "runtime tests: '$MD' not built" >&2; exit 1; }
 rm -rf "$T"

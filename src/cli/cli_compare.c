@@ -1,0 +1,155 @@
+/*
+ * cli_compare.c - the options and the run that `overlap` and `diff`
+ * share (cli_compare.h).
+ */
+#include "cli_compare.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/compare.h"
+#include "profile/stack.h"
+#include "profile/view.h"
+
+static bool parse_float(const char *s, float *out)
+{
+	char *end;
+	float v = strtof(s, &end);
+
+	if (end == s || *end || !(v >= 0) || v > 1e30f)
+		return false;
+	*out = v;
+	return true;
+}
+
+int cmp_cli_option(struct cmp_cli *co, const struct cli_command *cmd,
+		   int c, const char *arg)
+{
+	unsigned long long n;
+	float *thr = NULL;
+
+	if (cli_sym_option(&co->so, c, arg))
+		return 1;
+	switch (c) {
+	case OPT_FORMAT:
+		if (!emit_format_parse(arg, &co->fmt))
+			return -cli_usage_error(cmd, "unknown format '%s'", arg);
+		return 1;
+	case OPT_MATCH:
+		if (!cmp_match_parse(arg, &co->ro.match))
+			return -cli_usage_error(cmd, "unknown match key '%s'", arg);
+		return 1;
+	case OPT_FUNCTION:
+		co->ro.function = arg;
+		return 1;
+	case OPT_TOP:
+		if (!cli_parse_uint(arg, 0, SIZE_MAX, &n))
+			return -cli_usage_error(cmd, "--top wants a number, not '%s'",
+						arg);
+		co->ro.top = (size_t)n;
+		return 1;
+	case OPT_COLD_DENSITY:
+		thr = &co->ro.thresholds.cold_density;
+		break;
+	case OPT_COLD_LIFETIME:
+		thr = &co->ro.thresholds.cold_lifetime;
+		break;
+	case OPT_HOT_DENSITY:
+		thr = &co->ro.thresholds.hot_density;
+		break;
+	case OPT_NO_DEMANGLE:
+		co->ro.demangle = false;
+		return 1;
+	default:
+		return 0;
+	}
+	if (!parse_float(arg, thr))
+		return -cli_usage_error(cmd, "a threshold wants a number >= 0, "
+					"not '%s'", arg);
+	return 1;
+}
+
+void cmp_cli_init(struct cmp_cli *co)
+{
+	static const struct cmp_thresholds t = CMP_THRESHOLDS_DEFAULT;
+
+	memset(co, 0, sizeof(*co));
+	co->ro.thresholds = t;
+	co->ro.match = CMP_MATCH_COLUMN;
+	co->ro.demangle = true;
+	co->fmt = EMIT_TEXT;
+}
+
+/* Load one side: every context of PATH, symbolized through SYM. */
+static int load_side(struct view *v, const char *path, struct sym_ctx *sym,
+		     bool keep_runtime, struct emit *e)
+{
+	struct mp_err err = { 0 };
+
+	if (view_add_file(v, path, NULL, &err) ||
+	    (v->nraws && view_symbolize(v, sym, keep_runtime, NULL, &err))) {
+		emit_error(e, path, mp_errmsg(&err));
+		return cli_fail(path, &err);
+	}
+	return EXIT_OK;
+}
+
+/*
+ * Everything after option parsing, for both commands: load, match, emit.
+ * DIFF is NULL for overlap.
+ */
+int cmp_cli_run(struct cmp_cli *co, const struct cli_command *cmd,
+		   int argc, char **argv, struct report_diff_opts *diff)
+{
+	struct sym_ctx sym = { 0 };
+	struct view base, test;
+	struct cmp c = { 0 };
+	struct mp_err err = { 0 };
+	struct emit *e = NULL;
+	bool crossed = false, ok;
+	int rc;
+
+	view_init(&base);
+	view_init(&test);
+	if (argc - optind != 2) {
+		rc = cli_usage_error(cmd, "wants two profiles, BASE and TEST");
+		goto out;
+	}
+	co->ro.base_path = argv[optind];
+	co->ro.test_path = argv[optind + 1];
+	e = emit_open(co->fmt, stdout);
+	if (!e) {
+		rc = EXIT_ERROR;
+		cli_error(NULL, "out of memory");
+		goto out;
+	}
+	if ((rc = cli_sym_setup(&co->so, &sym)) ||
+	    (rc = load_side(&base, co->ro.base_path, &sym, co->so.keep_runtime, e)) ||
+	    (rc = load_side(&test, co->ro.test_path, &sym, co->so.keep_runtime, e)))
+		goto out;
+	rc = EXIT_ERROR;
+	if (cmp_build(&c, &base, &test, co->ro.match, &err)) {
+		cli_fail(NULL, &err);
+		goto out;
+	}
+	if (diff) {
+		diff->cmp = co->ro;
+		ok = e && report_diff(e, &c, diff, &crossed);
+	} else {
+		ok = e && report_overlap(e, &c, &co->ro);
+	}
+	if (!ok) {
+		cli_error(NULL, "out of memory");
+		goto out;
+	}
+	rc = crossed ? EXIT_THRESHOLD : EXIT_OK;
+out:
+	if (e && !emit_close(e) && rc != EXIT_USAGE)
+		rc = EXIT_ERROR;
+	cmp_release(&c);
+	view_release(&base);
+	view_release(&test);
+	sym_release(&sym);
+	cli_sym_release(&co->so);
+	return rc;
+}

@@ -1,0 +1,225 @@
+/*
+ * diff.c - what overlap and diff decide, apart from how they print it:
+ * functions ranked by weight, hot/cold counts and flips, diff rows, and
+ * the CI gates.  Declared in compare.h.
+ */
+#include "compare.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static double share(uint64_t part, uint64_t whole)
+{
+	return whole ? (double)part / (double)whole : 0.0;
+}
+
+struct ranked {
+	double weight;
+	const char *name;
+	long fn;
+};
+
+static int by_weight(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+
+	if (x->weight != y->weight)
+		return x->weight > y->weight ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+enum mp_errcode cmp_functions_ranked(const struct cmp *c, const char *only,
+				     long **out, size_t *n)
+{
+	struct ranked *r = malloc((c->nfunctions + 1) * sizeof(*r));
+	long *fns = malloc((c->nfunctions + 1) * sizeof(*fns));
+	size_t k = 0;
+
+	if (!r || !fns) {
+		free(r);
+		free(fns);
+		return MP_E_NOMEM;
+	}
+	/* Weights are computed once each, before sorting. */
+	for (size_t i = 0; i < c->nfunctions; i++) {
+		uint64_t t[2];
+
+		if (only && strcmp(c->functions[i], only) != 0)
+			continue;
+		cmp_totals(c, MIB_TotalSize, (long)i, t);
+		r[k++] = (struct ranked){
+			share(t[0], c->total[0][MIB_TotalSize]) +
+			share(t[1], c->total[1][MIB_TotalSize]),
+			c->functions[i], (long)i,
+		};
+	}
+	qsort(r, k, sizeof(*r), by_weight);
+	for (size_t i = 0; i < k; i++)
+		fns[i] = r[i].fn;
+	free(r);
+	*out = fns;
+	*n = k;
+	return MP_OK;
+}
+
+void cmp_matching(const struct cmp *c, struct cmp_matching *m)
+{
+	memset(m, 0, sizeof(*m));
+	for (size_t i = 0; i < c->n; i++) {
+		const struct cmp_entry *e = &c->e[i];
+
+		if (!e->present[0] || !e->present[1])
+			continue;
+		m->common++;
+		for (int s = 0; s < 2; s++) {
+			m->allocs[s] += e->mib[s].v[MIB_AllocCount];
+			m->bytes[s] += e->mib[s].v[MIB_TotalSize];
+		}
+	}
+}
+
+bool cmp_flips(const struct cmp_entry *e, const struct cmp_thresholds *t,
+	       enum cmp_class k[2])
+{
+	for (int s = 0; s < 2; s++)
+		k[s] = e->present[s] ? cmp_classify(&e->mib[s], t)
+				     : CMP_CLASS_NOTCOLD;
+	return e->present[0] && e->present[1] && k[0] != k[1];
+}
+
+void cmp_hot_cold(const struct cmp *c, const struct cmp_thresholds *t,
+		  struct cmp_hot_cold *h)
+{
+	memset(h, 0, sizeof(*h));
+	for (size_t i = 0; i < c->n; i++) {
+		const struct cmp_entry *e = &c->e[i];
+		enum cmp_class k[2];
+		bool flip = cmp_flips(e, t, k);
+
+		for (int s = 0; s < 2; s++)
+			if (e->present[s])
+				h->count[s][k[s]]++;
+		if (!flip)
+			continue;
+		h->flips++;
+		h->flipped_bytes[0] += e->mib[0].v[MIB_TotalSize];
+		h->flipped_bytes[1] += e->mib[1].v[MIB_TotalSize];
+	}
+}
+
+/* ---- diff ---- */
+
+bool cmp_gate_parse(const char *s, struct cmp_gate *g)
+{
+	const char *colon = strrchr(s, ':');
+	char name[64], *end;
+	size_t len;
+	int f;
+
+	memset(g, 0, sizeof(*g));
+	if (!colon || (colon[1] != '+' && colon[1] != '-'))
+		return false;
+	len = (size_t)(colon - s);
+	if (len == 0 || len >= sizeof(name))
+		return false;
+	memcpy(name, s, len);
+	name[len] = '\0';
+	f = cmp_metric_parse(name);
+	if (f < 0)
+		return false;
+	g->field = (enum mib_field)f;
+	g->drop = colon[1] == '-';
+	g->value = strtod(colon + 2, &end);
+	if (end == colon + 2 || !(g->value >= 0) || isinf(g->value))
+		return false;
+	if (*end == '%') {
+		g->percent = true;
+		end++;
+	}
+	g->text = s;
+	return *end == '\0';
+}
+
+bool cmp_gate_crosses(const struct cmp_gate *g, uint64_t b, uint64_t t)
+{
+	double d = g->drop ? (double)b - (double)t : (double)t - (double)b;
+
+	if (g->percent)
+		return b == 0 ? d > 0 : d * 100.0 / (double)b > g->value;
+	return d > g->value;
+}
+
+static uint64_t absdiff(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
+/* Rows by largest change of the field *SORT, then function, then entry. */
+static int by_change(const void *a, const void *b, void *arg)
+{
+	const struct cmp_row *x = a, *y = b;
+	enum mib_field f = *(const enum mib_field *)arg;
+	uint64_t dx = absdiff(x->v[0][f], x->v[1][f]);
+	uint64_t dy = absdiff(y->v[0][f], y->v[1][f]);
+	int r;
+
+	if (dx != dy)
+		return dx > dy ? -1 : 1;
+	r = strcmp(x->function, y->function);
+	if (r)
+		return r;
+	return x->entry < y->entry ? -1 : x->entry > y->entry;
+}
+
+enum mp_errcode cmp_rows(const struct cmp *c, bool by_function,
+			 enum mib_field sort, struct cmp_row **out,
+			 size_t *nrows)
+{
+	size_t n = by_function ? c->nfunctions : c->n;
+	struct cmp_row *rows = calloc(n + 1, sizeof(*rows));
+
+	if (!rows)
+		return MP_E_NOMEM;
+	for (size_t i = 0; by_function && i < n; i++)
+		rows[i].function = c->functions[i];
+	for (size_t i = 0; i < c->n; i++) {
+		const struct cmp_entry *x = &c->e[i];
+		struct cmp_row *r = by_function ? &rows[x->function] : &rows[i];
+
+		if (!by_function) {
+			r->function = c->functions[x->function];
+			r->entry = x;
+		}
+		for (int s = 0; s < 2; s++) {
+			if (!x->present[s])
+				continue;
+			r->present[s] = true;
+			for (int f = 0; f < MIB__COUNT; f++)
+				r->v[s][f] += x->mib[s].v[f];
+		}
+	}
+	qsort_r(rows, n, sizeof(*rows), by_change, &sort);
+	*out = rows;
+	*nrows = n;
+	return MP_OK;
+}
+
+void cmp_gate_eval(const struct cmp *c, const struct cmp_row *rows,
+		   size_t nrows, const struct cmp_gate *g, bool per_row,
+		   struct cmp_gate_result *r)
+{
+	r->base = c->total[0][g->field];
+	r->test = c->total[1][g->field];
+	r->whole = cmp_gate_crosses(g, r->base, r->test);
+	r->rows_crossed = 0;
+	for (size_t i = 0; per_row && i < nrows; i++) {
+		const struct cmp_row *x = &rows[i];
+
+		/* A relative gate needs a base value to be relative to. */
+		if (g->percent && (!x->present[0] || !x->present[1]))
+			continue;
+		if (cmp_gate_crosses(g, x->v[0][g->field], x->v[1][g->field]))
+			r->rows_crossed++;
+	}
+}

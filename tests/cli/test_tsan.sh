@@ -1,0 +1,67 @@
+#!/bin/sh
+# Threads: merge -j 1 and -j 8 give the same bytes on raw inputs, on
+# indexed inputs (opened by the workers concurrently) and on a mix; show
+# and diff of the results.  `make check-tsan` runs this script with
+# memprof-data built under ThreadSanitizer (halt_on_error=1), where a data
+# race fails the command; in `make check` it is a determinism test.
+set -u
+BUILD=${1:-build}
+MD="$BUILD/memprof-data"
+FX=tests/fixtures
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+ok() { echo "ok - $*"; }
+notok() { echo "not ok - $*"; }
+
+bins="--binary=$FX/basic.pie --binary=$FX/libfixture.so --binary=$FX/cxx.pie"
+# shellcheck disable=SC2086
+if ! "$MD" merge -j 1 -o "$tmp/a.memprof" $bins "$FX/basic.pie.v4.profraw" 2>"$tmp/err" ||
+   ! "$MD" merge -j 1 -o "$tmp/b.memprof" $bins "$FX/cxx.v4.profraw" 2>>"$tmp/err" ||
+   ! "$MD" merge -j 1 -o "$tmp/c.memprof" $bins "$FX/basic.pie.v4.profraw.zst" \
+	"$FX/dump2.v4.profraw" 2>>"$tmp/err"; then
+	notok "merge the seed inputs: $(cat "$tmp/err")"
+	exit 1
+fi
+# 96 inputs of each kind, so that eight workers overlap for real.
+raw="" idx=""
+for i in $(seq 1 32); do
+	raw="$raw $FX/basic.pie.v4.profraw $FX/cxx.v4.profraw $FX/basic.pie.v4.profraw.zst"
+	idx="$idx $tmp/a.memprof $tmp/b.memprof $tmp/c.memprof"
+done
+
+same_jobs() {
+	name=$1
+	shift
+	# shellcheck disable=SC2086
+	if "$MD" merge -j 1 --no-progress -o "$tmp/j1.memprof" $bins "$@" 2>"$tmp/err" &&
+	   "$MD" merge -j 8 --no-progress -o "$tmp/j8.memprof" $bins "$@" 2>>"$tmp/err" &&
+	   cmp -s "$tmp/j1.memprof" "$tmp/j8.memprof"; then
+		ok "merge -j 1 and -j 8 of $name give the same bytes"
+	else
+		notok "merge -j 1 / -j 8 of $name: $(head -c 600 "$tmp/err")"
+	fi
+}
+# shellcheck disable=SC2086
+same_jobs "96 raw inputs" $raw
+# shellcheck disable=SC2086
+same_jobs "96 indexed inputs" $idx
+# shellcheck disable=SC2086
+same_jobs "raw and indexed inputs mixed" $raw $idx
+
+# The indexed merge equals the raw one it was made from, weighted.
+# shellcheck disable=SC2086
+"$MD" merge -j 8 --no-progress -o "$tmp/i.memprof" $idx 2>/dev/null
+if "$MD" show --format=json "$tmp/i.memprof" >"$tmp/i.json" 2>"$tmp/err" &&
+   "$MD" show --format=json --top=3 --sort=bytes "$tmp/j8.memprof" >/dev/null 2>>"$tmp/err"; then
+	ok "show of the -j 8 merges"
+else
+	notok "show of the -j 8 merges: $(cat "$tmp/err")"
+fi
+"$MD" diff "$tmp/a.memprof" "$tmp/i.memprof" >"$tmp/diff" 2>"$tmp/err"
+rc=$?
+if [ $rc -eq 0 ] && grep -q 'result: pass' "$tmp/diff"; then
+	ok "diff of a merge against the -j 8 merge of 96 inputs"
+else
+	notok "diff: status $rc: $(cat "$tmp/err")"
+fi
