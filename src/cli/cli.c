@@ -88,12 +88,17 @@ bool cli_sym_option(struct cli_sym *o, int c, const char *arg)
 {
 	switch (c) {
 	case OPT_BINARY:
+		/* Out of memory is reported by cli_sym_setup(), not dropped. */
 		if (MP_GROW(o->binaries, o->abinaries, o->nbinaries + 1))
 			o->binaries[o->nbinaries++] = arg;
+		else
+			o->nomem = true;
 		return true;
 	case OPT_DEBUG_DIR:
 		if (MP_GROW(o->debug_dirs, o->adebug_dirs, o->ndebug_dirs + 1))
 			o->debug_dirs[o->ndebug_dirs++] = arg;
+		else
+			o->nomem = true;
 		return true;
 	case OPT_STRICT:
 		o->strict = true;
@@ -118,6 +123,11 @@ int cli_sym_setup(struct cli_sym *o, struct sym_ctx *sym)
 {
 	struct sym_options opt = { 0 };
 	struct mp_err err = { 0 };
+
+	if (o->nomem) {
+		cli_error(NULL, "out of memory");
+		return EXIT_ERROR;
+	}
 
 	/*
 	 * Without any --binary the user expects unsymbolized frames: say

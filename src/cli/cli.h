@@ -74,6 +74,7 @@ struct cli_sym {
 	const char **debug_dirs;
 	size_t ndebug_dirs, adebug_dirs;
 	bool strict, keep_runtime;
+	bool nomem;		/* an option could not be kept */
 	unsigned warnings;	/* warnings printed so far */
 };
 

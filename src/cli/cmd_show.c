@@ -65,7 +65,7 @@ int cmd_show(int argc, char **argv)
 		CLI_SYM_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	struct report_show_opts opts = { SORT_ALLOCS, 0, true, NULL, NULL, false };
+	struct report_show_opts opts = { REPORT_SORT_ALLOCS, 0, true, NULL, NULL, false };
 	enum emit_format fmt = EMIT_TEXT;
 	struct cli_sym so = { 0 };
 	struct sym_ctx sym = { 0 };

@@ -46,11 +46,6 @@ bool emit_format_parse(const char *name, enum emit_format *out)
 	return false;
 }
 
-const char *emit_format_name(enum emit_format f)
-{
-	return format_names[f];
-}
-
 struct emit *emit_open(enum emit_format f, FILE *out)
 {
 	struct emit *e = calloc(1, sizeof(*e));
@@ -60,11 +55,6 @@ struct emit *emit_open(enum emit_format f, FILE *out)
 	e->fmt = f;
 	e->out = out;
 	return e;
-}
-
-enum emit_format emit_get_format(const struct emit *e)
-{
-	return e->fmt;
 }
 
 bool emit_close(struct emit *e)

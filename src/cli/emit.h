@@ -45,13 +45,11 @@ struct emit;
 
 /* Parse "text", "yaml" or "json"; false for anything else. */
 bool emit_format_parse(const char *name, enum emit_format *out);
-const char *emit_format_name(enum emit_format f);
 
 /* NULL only when out of memory. */
 struct emit *emit_open(enum emit_format f, FILE *out);
 /* Finish, flush and free; false when writing failed at any point. */
 bool emit_close(struct emit *e);
-enum emit_format emit_get_format(const struct emit *e);
 
 void emit_object(struct emit *e, const char *key);
 void emit_list(struct emit *e, const char *key);

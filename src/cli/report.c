@@ -8,17 +8,17 @@
 #include <string.h>
 
 static const char *const sort_names[] = {
-	[SORT_ALLOCS] = "allocs",
-	[SORT_BYTES] = "bytes",
-	[SORT_ACCESSES] = "accesses",
-	[SORT_LIFETIME] = "lifetime",
+	[REPORT_SORT_ALLOCS] = "allocs",
+	[REPORT_SORT_BYTES] = "bytes",
+	[REPORT_SORT_ACCESSES] = "accesses",
+	[REPORT_SORT_LIFETIME] = "lifetime",
 };
 
 static const enum mib_field sort_fields[] = {
-	[SORT_ALLOCS] = MIB_AllocCount,
-	[SORT_BYTES] = MIB_TotalSize,
-	[SORT_ACCESSES] = MIB_TotalAccessCount,
-	[SORT_LIFETIME] = MIB_TotalLifetime,
+	[REPORT_SORT_ALLOCS] = MIB_AllocCount,
+	[REPORT_SORT_BYTES] = MIB_TotalSize,
+	[REPORT_SORT_ACCESSES] = MIB_TotalAccessCount,
+	[REPORT_SORT_LIFETIME] = MIB_TotalLifetime,
 };
 
 /* The fields the summary totals: the ones a reader asks for first. */

@@ -14,10 +14,10 @@
 #include "profile/view.h"
 
 enum report_sort {
-	SORT_ALLOCS,	/* AllocCount */
-	SORT_BYTES,	/* TotalSize */
-	SORT_ACCESSES,	/* TotalAccessCount */
-	SORT_LIFETIME,	/* TotalLifetime */
+	REPORT_SORT_ALLOCS,	/* AllocCount */
+	REPORT_SORT_BYTES,	/* TotalSize */
+	REPORT_SORT_ACCESSES,	/* TotalAccessCount */
+	REPORT_SORT_LIFETIME,	/* TotalLifetime */
 };
 
 struct sym_ctx;

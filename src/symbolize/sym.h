@@ -61,7 +61,7 @@
  * = DW_AT_linkage_name, else DW_AT_name; file joined to the compilation
  * directory as LLVM joins it; line, column and discriminator of the
  * line-table row for the innermost frame, of DW_AT_call_* for the others.
- * tests/sym-oracle.sh checks this on every fixture PC and on sweeps of the
+ * tests/cli/test_sym_oracle.sh checks this on every fixture PC and on sweeps of the
  * fixture binaries and of libc.
  *
  * Cost.  A module's DWARF is read on its first lookup; each compile unit

@@ -1,5 +1,5 @@
 /*
- * sym-dump - print what the symbolizer says, for tests/sym-oracle.sh.
+ * sym-dump - print what the symbolizer says, for tests/cli/test_sym_oracle.sh.
  *
  *	sym-dump [-d DIR] [-D] BIN [ADDR...]
  *		Frames of ELF addresses (hex; from stdin, one a line, when
