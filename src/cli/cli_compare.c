@@ -58,7 +58,7 @@ int cmp_cli_option(struct cmp_cli *co, const struct cli_command *cmd,
 		thr = &co->ro.thresholds.hot_density;
 		break;
 	case OPT_NO_DEMANGLE:
-		co->ro.demangle = false;
+		co->demangle = false;
 		return 1;
 	default:
 		return 0;
@@ -76,7 +76,7 @@ void cmp_cli_init(struct cmp_cli *co)
 	memset(co, 0, sizeof(*co));
 	co->ro.thresholds = t;
 	co->ro.match = CMP_MATCH_COLUMN;
-	co->ro.demangle = true;
+	co->demangle = true;
 	co->fmt = EMIT_TEXT;
 }
 
@@ -111,6 +111,8 @@ int cmp_cli_run(struct cmp_cli *co, const struct cli_command *cmd,
 
 	view_init(&base);
 	view_init(&test);
+	sym_demangler_init(&co->dm);
+	co->ro.demangler = co->demangle ? &co->dm : NULL;
 	if (argc - optind != 2) {
 		rc = cli_usage_error(cmd, "wants two profiles, BASE and TEST");
 		goto out;
@@ -147,6 +149,7 @@ out:
 	if (e && !emit_close(e) && rc != EXIT_USAGE)
 		rc = EXIT_ERROR;
 	cmp_release(&c);
+	sym_demangler_release(&co->dm);
 	view_release(&base);
 	view_release(&test);
 	sym_release(&sym);

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "emit.h"
 #include "report_cmp.h"
+#include "symbolize/sym.h"
 
 #define COMMON_HELP                                                        \
 	"  --format=FMT   text (default), yaml or json\n"                     \
@@ -33,6 +34,8 @@
 struct cmp_cli {
 	struct cli_sym so;
 	struct report_cmp_opts ro;
+	bool demangle;
+	struct sym_demangler dm;	/* ro.demangler, when demangle */
 	enum emit_format fmt;
 };
 

@@ -113,9 +113,19 @@ int cmd_diff(int argc, char **argv)
 				goto usage;
 			}
 			if (!cmp_gate_parse(optarg, &gates[d.ngates])) {
-				r = cli_usage_error(&cli_cmd_diff,
-					"--fail-if wants METRIC:+N%% or METRIC:+ABS "
-					"(or -), not '%s'", optarg);
+				const char *colon = strrchr(optarg, ':');
+				int len = colon ? (int)(colon - optarg) : -1;
+
+				if (colon && len > 0 && len < 64 &&
+				    !cmp_metric_known(optarg, (size_t)len))
+					r = cli_usage_error(&cli_cmd_diff,
+						"--fail-if: unknown metric '%.*s' (a MIB "
+						"field name, or allocs, bytes, accesses, "
+						"lifetime)", len, optarg);
+				else
+					r = cli_usage_error(&cli_cmd_diff,
+						"--fail-if wants METRIC:+N%% or "
+						"METRIC:+ABS (or -), not '%s'", optarg);
 				goto usage;
 			}
 			d.ngates++;

@@ -15,6 +15,7 @@ const struct cli_command cli_cmd_show = {
 	.run = cmd_show,
 	.summary = "print raw or indexed profiles (text, YAML, JSON)",
 	.synopsis = "memprof-data show [--format=text|yaml|json] [--top=N] "
+		    "[--max-frames=N] "
 		    "[--sort=allocs|bytes|accesses|lifetime] [--binary=PATH]... "
 		    "[--debug-dir=DIR]... [--strict] [--keep-runtime] "
 		    "[--no-demangle] [--function=NAME] [--stats] FILE...",
@@ -29,6 +30,9 @@ static void help(void)
 	       "\n"
 	       "  --format=FMT   text (default), yaml or json\n"
 	       "  --top=N        only the N largest contexts (default: all)\n"
+	       "  --max-frames=N  of a deeper context, only the N/2 innermost "
+	       "and N/2\n"
+	       "                 outermost frames, and how many were left out\n"
 	       "  --sort=KEY     order contexts by allocs (AllocCount, the "
 	       "default),\n"
 	       "                 bytes (TotalSize), accesses "
@@ -53,10 +57,11 @@ static void help(void)
 int cmd_show(int argc, char **argv)
 {
 	enum { OPT_FORMAT = OPT__NEXT, OPT_TOP, OPT_SORT, OPT_FUNCTION,
-	       OPT_STATS };
+	       OPT_STATS, OPT_MAX_FRAMES };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "top", required_argument, NULL, OPT_TOP },
+		{ "max-frames", required_argument, NULL, OPT_MAX_FRAMES },
 		{ "sort", required_argument, NULL, OPT_SORT },
 		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ "function", required_argument, NULL, OPT_FUNCTION },
@@ -65,7 +70,9 @@ int cmd_show(int argc, char **argv)
 		CLI_SYM_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	struct report_show_opts opts = { REPORT_SORT_ALLOCS, 0, true, NULL, NULL, false };
+	struct report_show_opts opts = { .sort = REPORT_SORT_ALLOCS };
+	struct sym_demangler dm;
+	bool demangle = true;
 	enum emit_format fmt = EMIT_TEXT;
 	struct cli_sym so = { 0 };
 	struct sym_ctx sym = { 0 };
@@ -80,6 +87,7 @@ int cmd_show(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	view_init(&v);
+	sym_demangler_init(&dm);
 	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		if (cli_sym_option(&so, c, optarg))
 			continue;
@@ -99,6 +107,15 @@ int cmd_show(int argc, char **argv)
 			}
 			opts.top = (size_t)n;
 			break;
+		case OPT_MAX_FRAMES:
+			if (!cli_parse_uint(optarg, 0, SIZE_MAX, &n)) {
+				rc = cli_usage_error(&cli_cmd_show,
+					"--max-frames wants a number, not '%s'",
+					optarg);
+				goto out;
+			}
+			opts.max_frames = (size_t)n;
+			break;
 		case OPT_SORT:
 			if (!report_sort_parse(optarg, &opts.sort)) {
 				rc = cli_usage_error(&cli_cmd_show,
@@ -107,7 +124,7 @@ int cmd_show(int argc, char **argv)
 			}
 			break;
 		case OPT_NO_DEMANGLE:
-			opts.demangle = false;
+			demangle = false;
 			break;
 		case OPT_FUNCTION:
 			function = optarg;
@@ -160,6 +177,7 @@ int cmd_show(int argc, char **argv)
 		opts.sym = &sym;
 		opts.sym_stats = &sstats;
 	}
+	opts.demangler = demangle ? &dm : NULL;
 	if (!report_show(e, &v, &opts)) {
 		cli_error(NULL, "out of memory");
 		goto out;
@@ -169,6 +187,7 @@ out:
 	/* A write error is reported once, by cli_finish_stdout(). */
 	if (e && !emit_close(e) && rc == EXIT_OK)
 		rc = EXIT_ERROR;
+	sym_demangler_release(&dm);
 	view_release(&v);
 	sym_release(&sym);
 	cli_sym_release(&so);

@@ -51,55 +51,56 @@ static void hex_string(const uint8_t *p, size_t n, char *buf, size_t size)
 	buf[k < size ? k : size - 1] = '\0';
 }
 
-void report_frame_string(const struct view_frame *f, bool demangle,
-			 char *buf, size_t size)
+char *report_frame_string(const struct view_frame *f,
+			  struct sym_demangler *dm)
 {
-	char bid[2 * RAW_BUILD_ID_MAX + 1], name[512];
-	int n = 0;
+	char bid[2 * RAW_BUILD_ID_MAX + 1], *out = NULL;
+	const char *name;
+	int n;
 
 	if (!f->function && !f->file) {
 		if (f->unsymbolized_id) {
-			snprintf(buf, size, "%s+0x%" PRIx64,
-				 f->unsymbolized_id[0] ? f->unsymbolized_id : "?",
-				 f->module_offset);
+			n = asprintf(&out, "%s+0x%" PRIx64,
+				     f->unsymbolized_id[0] ? f->unsymbolized_id : "?",
+				     f->module_offset);
 		} else if (f->build_id_size) {
 			hex_string(f->build_id, f->build_id_size, bid, sizeof(bid));
-			snprintf(buf, size, "%s+0x%" PRIx64, bid, f->module_offset);
+			n = asprintf(&out, "%s+0x%" PRIx64, bid, f->module_offset);
 		} else {
-			snprintf(buf, size, "0x%" PRIx64, f->address);
+			n = asprintf(&out, "0x%" PRIx64, f->address);
 		}
-		return;
+		return n < 0 ? NULL : out;
 	}
-	if (f->function && demangle)
-		sym_demangle(f->function, name, sizeof(name));
-	else
-		snprintf(name, sizeof(name), "%s", f->function ? f->function : "??");
-	n = snprintf(buf, size, "%s %s:%u:%u", name, f->file ? f->file : "??",
-		     f->line, f->column);
-	if (n > 0 && (size_t)n < size && f->discriminator)
-		n += snprintf(buf + n, size - (size_t)n, " [discriminator %u]",
-			      f->discriminator);
-	if (n > 0 && (size_t)n < size && f->inlined)
-		snprintf(buf + n, size - (size_t)n, " (inlined)");
+	name = f->function ? f->function : "??";
+	if (dm)
+		name = sym_demangled(dm, name);
+	n = asprintf(&out, "%s %s:%u:%u%s%.0u%s%s", name,
+		     f->file ? f->file : "??", f->line, f->column,
+		     f->discriminator ? " [discriminator " : "",
+		     f->discriminator, f->discriminator ? "]" : "",
+		     f->inlined ? " (inlined)" : "");
+	return n < 0 ? NULL : out;
 }
 
-static void emit_frame(struct emit *e, const struct view_frame *f,
-		       bool demangle)
+static bool emit_frame(struct emit *e, const struct view_frame *f,
+		       struct sym_demangler *dm)
 {
-	char display[1024], bid[2 * RAW_BUILD_ID_MAX + 1];
+	char bid[2 * RAW_BUILD_ID_MAX + 1];
+	char *display = report_frame_string(f, dm);
 
-	report_frame_string(f, demangle, display, sizeof(display));
+	if (!display)
+		return false;
 	emit_row(e, NULL, display);
+	free(display);
 	if (f->has_address)
 		emit_hex(e, "address", f->address);
 	if (f->function || f->file) {
-		char name[512];
+		const char *pretty = dm && f->function
+				     ? sym_demangled(dm, f->function) : NULL;
 
 		emit_str(e, "function", f->function);
-		if (f->function && demangle &&
-		    sym_demangle(f->function, name, sizeof(name)) < sizeof(name) &&
-		    strcmp(name, f->function))
-			emit_str(e, "demangled", name);
+		if (pretty && pretty != f->function)
+			emit_str(e, "demangled", pretty);
 		emit_str(e, "file", f->file);
 		emit_u64(e, "line", f->line);
 		emit_u64(e, "column", f->column);
@@ -115,6 +116,40 @@ static void emit_frame(struct emit *e, const struct view_frame *f,
 		emit_hex(e, "offset", f->module_offset);
 	}
 	emit_end(e);
+	return true;
+}
+
+/*
+ * The frames of C, all or, past MAX (> 0), the MAX / 2 leaf-side ones
+ * (rounded up) and the rest on the root side, with one row in between
+ * saying how many were left out.
+ */
+static bool emit_frames(struct emit *e, const struct view_context *c,
+			size_t max, struct sym_demangler *dm)
+{
+	size_t n = c->nframes, head = n, tail = 0;
+	char display[64];
+
+	if (max && n > max) {
+		head = (max + 1) / 2;
+		tail = max - head;
+	}
+	emit_list(e, "frames");
+	for (size_t k = 0; k < head; k++)
+		if (!emit_frame(e, &c->frames[k], dm))
+			return false;
+	if (head < n) {
+		snprintf(display, sizeof(display), "... %zu frames elided ...",
+			 n - head - tail);
+		emit_row(e, NULL, display);
+		emit_u64(e, "elided", n - head - tail);
+		emit_end(e);
+	}
+	for (size_t k = n - tail; k < n && head < n; k++)
+		if (!emit_frame(e, &c->frames[k], dm))
+			return false;
+	emit_end(e);
+	return true;
 }
 
 static void emit_mib(struct emit *e, const struct mp_mib *m)
@@ -312,10 +347,10 @@ bool report_show(struct emit *e, const struct view *v,
 		emit_u64(e, "id", c->id);
 		emit_u64(e, "input", c->input);
 		emit_u64(e, "profile", c->profile);
-		emit_list(e, "frames");
-		for (uint32_t k = 0; k < c->nframes; k++)
-			emit_frame(e, &c->frames[k], opts->demangle);
-		emit_end(e);
+		if (!emit_frames(e, c, opts->max_frames, opts->demangler)) {
+			free(order);
+			return false;
+		}
 		emit_mib(e, &c->mib);
 		emit_vector(e, "histogram");
 		for (uint32_t k = 0; k < c->nhist; k++)
@@ -324,6 +359,8 @@ bool report_show(struct emit *e, const struct view *v,
 		emit_end(e);
 	}
 	emit_end(e);
+	if (opts->demangler)
+		emit_u64(e, "demangle_failures", opts->demangler->failed);
 	emit_end(e);
 	free(order);
 	return true;

@@ -21,12 +21,15 @@ enum report_sort {
 };
 
 struct sym_ctx;
+struct sym_demangler;
 struct stack_stats;
 
 struct report_show_opts {
 	enum report_sort sort;
 	size_t top;		/* 0: all contexts */
-	bool demangle;		/* C++ names demangled for display */
+	size_t max_frames;	/* 0: every frame of a context */
+	/* C++ names demangled for display through it; NULL: linkage names */
+	struct sym_demangler *demangler;
 	/* When set, a "symbolization" summary: coverage per module. */
 	const struct sym_ctx *sym;
 	const struct stack_stats *sym_stats;
@@ -43,10 +46,12 @@ bool report_show(struct emit *e, const struct view *v,
 		 const struct report_show_opts *opts);
 
 /*
- * Format frame F for people: "function file:line:column [discriminator N]
- * (inlined)", or "0xADDR" / "BUILDID+0xOFF" when not symbolized.
+ * Frame F for people: "function file:line:column [discriminator N]
+ * (inlined)", or "0xADDR" / "BUILDID+0xOFF" when not symbolized; the name
+ * demangled through DM unless DM is NULL.  A malloc'ed string, whole
+ * whatever its length; NULL when out of memory.
  */
-void report_frame_string(const struct view_frame *f, bool demangle,
-			 char *buf, size_t size);
+char *report_frame_string(const struct view_frame *f,
+			  struct sym_demangler *dm);
 
 #endif /* REPORT_H */

@@ -64,21 +64,26 @@ static void emit_matching(struct emit *e, const struct cmp *c)
 	emit_end(e);
 }
 
-static void emit_frames(struct emit *e, const struct view_context *v,
-			bool demangle)
+static bool emit_frames(struct emit *e, const struct view_context *v,
+			struct sym_demangler *dm)
 {
-	char display[1024];
-
 	emit_list(e, "frames");
 	for (uint32_t k = 0; k < v->nframes; k++) {
-		report_frame_string(&v->frames[k], demangle, display,
-				    sizeof(display));
+		char *display = report_frame_string(&v->frames[k], dm);
+
+		if (!display)
+			return false;
 		emit_str(e, NULL, display);
+		free(display);
 	}
 	emit_end(e);
+	return true;
 }
 
-/* Classes per side, and the matched contexts whose class flips. */
+/*
+ * Classes per side, and the matched contexts whose class flips; returns
+ * the number of flips, or SIZE_MAX when out of memory.
+ */
 static size_t emit_hot_cold(struct emit *e, const struct cmp *c,
 			    const struct report_cmp_opts *o)
 {
@@ -132,7 +137,8 @@ static size_t emit_hot_cold(struct emit *e, const struct cmp *c,
 		emit_str(e, "test", cmp_class_name(k[1]));
 		emit_u64(e, "base_TotalSize", x->mib[0].v[MIB_TotalSize]);
 		emit_u64(e, "test_TotalSize", x->mib[1].v[MIB_TotalSize]);
-		emit_frames(e, x->ctx, o->demangle);
+		if (!emit_frames(e, x->ctx, o->demangler))
+			return SIZE_MAX;
 		emit_end(e);
 	}
 	emit_end(e);
@@ -171,7 +177,10 @@ bool report_overlap(struct emit *e, const struct cmp *c,
 	emit_header(e, "memprof-data/overlap/1", o);
 	emit_matching(e, c);
 	emit_overlaps(e, c, -1);
-	emit_hot_cold(e, c, o);
+	if (emit_hot_cold(e, c, o) == SIZE_MAX) {
+		free(fns);
+		return false;
+	}
 	emit_list(e, "functions");
 	for (size_t i = 0; i < nf; i++) {
 		uint64_t a[2], s[2];
@@ -261,8 +270,10 @@ bool report_diff(struct emit *e, const struct cmp *c,
 		emit_object(e, NULL);
 		emit_str(e, "status", status_of(r, o->sort));
 		emit_str(e, "function", r->function);
-		if (r->entry)
-			emit_frames(e, r->entry->ctx, o->cmp.demangle);
+		if (r->entry && !emit_frames(e, r->entry->ctx, o->cmp.demangler)) {
+			free(rows);
+			return false;
+		}
 		emit_object(e, "metrics");
 		for (size_t m = 0; m < o->nmetrics; m++)
 			emit_change(e, mib_fields[o->metrics[m]].name,
@@ -273,6 +284,10 @@ bool report_diff(struct emit *e, const struct cmp *c,
 	emit_end(e);
 
 	flips = emit_hot_cold(e, c, &o->cmp);
+	if (flips == SIZE_MAX) {
+		free(rows);
+		return false;
+	}
 	if (o->fail_on_flip && flips)
 		fail = true;
 

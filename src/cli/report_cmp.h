@@ -19,7 +19,7 @@ struct report_cmp_opts {
 	struct cmp_thresholds thresholds;
 	const char *function;	/* only this function, or NULL */
 	size_t top;		/* rows listed; 0 = all */
-	bool demangle;
+	struct sym_demangler *demangler;	/* NULL: linkage names */
 };
 
 /* Emit the overlap document; false when out of memory. */

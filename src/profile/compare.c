@@ -56,6 +56,17 @@ int cmp_metric_parse(const char *s)
 	return mib_field_by_name(s);
 }
 
+bool cmp_metric_known(const char *s, size_t len)
+{
+	char name[64];
+
+	if (len >= sizeof(name))
+		return false;
+	memcpy(name, s, len);
+	name[len] = '\0';
+	return cmp_metric_parse(name) >= 0;
+}
+
 enum cmp_class cmp_classify(const struct mp_mib *m,
 			    const struct cmp_thresholds *t)
 {

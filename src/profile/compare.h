@@ -107,6 +107,8 @@ const char *cmp_class_name(enum cmp_class k);
  * bytes, accesses, lifetime.  -1 if neither.
  */
 int cmp_metric_parse(const char *s);
+/* Whether the LEN bytes at S name a metric that cmp_metric_parse knows. */
+bool cmp_metric_known(const char *s, size_t len);
 
 /*
  * Function indices, all or those named ONLY, by their share of TotalSize

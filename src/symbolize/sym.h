@@ -92,6 +92,7 @@
 #include "common/mp_err.h"
 #include "common/mp_util.h"
 #include "raw/raw.h"
+#include "hashtable/ht.h"
 
 struct sym_options {
 	/* Called with a complete one-line message; NULL drops warnings. */
@@ -315,5 +316,31 @@ bool sym_is_runtime(const char *function, const char *file);
  * every frame is a runtime frame.
  */
 size_t sym_user_start(const struct sym_frame *const *frames, size_t n);
+
+/*
+ * C++ names demangled for display, each distinct name once, with no
+ * limit on length:
+ *
+ *	struct sym_demangler d;
+ *	sym_demangler_init(&d);
+ *	puts(sym_demangled(&d, "_Z3fooi"));	// "foo(int)"
+ *	sym_demangler_release(&d);
+ *
+ * sym_demangled() returns NAME itself when it is not a mangled name, when
+ * the demangler cannot read it (counted in FAILED: clang 19 mangles some
+ * names that libstdc++ 12 does not know) or when out of memory; else a
+ * string owned by D.  Names are cached by address: NAME must stay valid
+ * and unchanged as long as D.  Not thread-safe.
+ */
+struct sym_demangler {
+	struct ht ht;			/* by the name's address */
+	const char **names, **pretty;
+	size_t n, anames, apretty;
+	uint64_t failed;		/* names the demangler could not read */
+};
+
+void sym_demangler_init(struct sym_demangler *d);
+const char *sym_demangled(struct sym_demangler *d, const char *name);
+void sym_demangler_release(struct sym_demangler *d);
 
 #endif /* SYM_H */

@@ -110,3 +110,6 @@ check "--by=function --metrics=allocs" "$tmp/f.json" \
 [ $? -eq 2 ] && ok "overlap with one profile is a usage error" || notok "overlap arity"
 "$MD" overlap "$S/base.profraw" "$S/nosuch.profraw" >/dev/null 2>"$tmp/err"
 [ $? -eq 1 ] && grep -q "nosuch.profraw': cannot open" "$tmp/err" && ok "a missing input is named" || notok "missing input"
+"$MD" diff --fail-if=Bogus:+5% "$S/base.profraw" "$S/grow1.profraw" >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "unknown metric 'Bogus'" "$tmp/err" &&
+	ok "an unknown metric in a gate is named" || notok "unknown metric: $(cat "$tmp/err")"
