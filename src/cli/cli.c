@@ -100,6 +100,12 @@ bool cli_sym_option(struct cli_sym *o, int c, const char *arg)
 		else
 			o->nomem = true;
 		return true;
+	case OPT_ALLOC_FUNCTION:
+		if (MP_GROW(o->alloc_globs, o->aalloc_globs, o->nalloc_globs + 1))
+			o->alloc_globs[o->nalloc_globs++] = arg;
+		else
+			o->nomem = true;
+		return true;
 	case OPT_STRICT:
 		o->strict = true;
 		return true;
@@ -136,6 +142,17 @@ int cli_sym_setup(struct cli_sym *o, struct sym_ctx *sym)
 	opt.warn = o->nbinaries || o->strict ? print_warning : NULL;
 	opt.warn_arg = o;
 	opt.strict = o->strict;
+	if (o->nalloc_globs) {
+		o->dm = malloc(sizeof(*o->dm));
+		if (!o->dm) {
+			cli_error(NULL, "out of memory");
+			return EXIT_ERROR;
+		}
+		sym_demangler_init(o->dm);
+		o->alloc = (struct sym_alloc_rules){ o->alloc_globs,
+						     o->nalloc_globs, o->dm };
+		opt.alloc = &o->alloc;
+	}
 	sym_init(sym, &opt);
 	for (size_t i = 0; i < o->ndebug_dirs; i++)
 		if (sym_add_debug_dir(sym, o->debug_dirs[i], &err))
@@ -150,5 +167,8 @@ void cli_sym_release(struct cli_sym *o)
 {
 	free(o->binaries);
 	free(o->debug_dirs);
+	free(o->alloc_globs);
+	sym_demangler_release(o->dm);
+	free(o->dm);
 	memset(o, 0, sizeof(*o));
 }

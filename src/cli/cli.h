@@ -53,26 +53,36 @@ int cli_finish_stdout(int rc);
  */
 enum {
 	OPT_BINARY = 0x100, OPT_DEBUG_DIR, OPT_STRICT, OPT_KEEP_RUNTIME,
-	OPT_NO_DEMANGLE, OPT__NEXT
+	OPT_ALLOC_FUNCTION, OPT_NO_DEMANGLE, OPT__NEXT
 };
 #define CLI_SYM_LONGOPTS                                                  \
 	{ "binary", required_argument, NULL, OPT_BINARY },                \
 	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },          \
 	{ "strict", no_argument, NULL, OPT_STRICT },                      \
-	{ "keep-runtime", no_argument, NULL, OPT_KEEP_RUNTIME }
+	{ "keep-runtime", no_argument, NULL, OPT_KEEP_RUNTIME },          \
+	{ "alloc-function", required_argument, NULL, OPT_ALLOC_FUNCTION }
 #define CLI_SYM_HELP                                                      \
 	"  --binary=PATH  an executable or shared library of the profiled\n" \
 	"                 process, matched by build id (repeatable)\n"       \
 	"  --debug-dir=DIR  a tree with .build-id/xx/rest.debug files\n"    \
 	"                 (repeatable; /usr/lib/debug is always searched)\n" \
 	"  --strict       a missing or mismatched binary is an error\n"      \
-	"  --keep-runtime keep the allocator's own frames\n"
+	"  --keep-runtime keep the allocator's own frames\n"                \
+	"  --alloc-function=GLOB  frames of functions matching GLOB (linkage\n" \
+	"                 or demangled name, fnmatch) are allocator frames\n" \
+	"                 too: the program's own wrappers (repeatable)\n"
+
+#include "symbolize/sym.h"
 
 struct cli_sym {
 	const char **binaries;
 	size_t nbinaries, abinaries;
 	const char **debug_dirs;
 	size_t ndebug_dirs, adebug_dirs;
+	const char **alloc_globs;	/* --alloc-function */
+	size_t nalloc_globs, aalloc_globs;
+	struct sym_demangler *dm;	/* for demangled names in patterns */
+	struct sym_alloc_rules alloc;	/* what cli_sym_setup() made */
 	bool strict, keep_runtime;
 	bool nomem;		/* an option could not be kept */
 	unsigned warnings;	/* warnings printed so far */

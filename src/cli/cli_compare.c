@@ -82,15 +82,16 @@ void cmp_cli_init(struct cmp_cli *co)
 
 /* Load one side: every context of PATH, symbolized through SYM. */
 static int load_side(struct view *v, const char *path, struct sym_ctx *sym,
-		     bool keep_runtime, struct emit *e)
+		     const struct cli_sym *so, struct emit *e)
 {
 	struct mp_err err = { 0 };
 
 	if (view_add_file(v, path, NULL, &err) ||
-	    (v->nraws && view_symbolize(v, sym, keep_runtime, NULL, &err))) {
+	    (v->nraws && view_symbolize(v, sym, so->keep_runtime, NULL, &err))) {
 		emit_error(e, path, mp_errmsg(&err));
 		return cli_fail(path, &err);
 	}
+	view_drop_alloc_frames(v, &so->alloc);
 	return EXIT_OK;
 }
 
@@ -126,8 +127,8 @@ int cmp_cli_run(struct cmp_cli *co, const struct cli_command *cmd,
 		goto out;
 	}
 	if ((rc = cli_sym_setup(&co->so, &sym)) ||
-	    (rc = load_side(&base, co->ro.base_path, &sym, co->so.keep_runtime, e)) ||
-	    (rc = load_side(&test, co->ro.test_path, &sym, co->so.keep_runtime, e)))
+	    (rc = load_side(&base, co->ro.base_path, &sym, &co->so, e)) ||
+	    (rc = load_side(&test, co->ro.test_path, &sym, &co->so, e)))
 		goto out;
 	rc = EXIT_ERROR;
 	if (cmp_build(&c, &base, &test, co->ro.match, &err)) {

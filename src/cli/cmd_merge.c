@@ -20,7 +20,7 @@ const struct cli_command cli_cmd_merge = {
 		    "[--debug-dir=DIR]... [--weight=W,FILE]... "
 		    "[--input-files=LIST]... [-j N] "
 		    "[--failure-mode=any|all|warn] [--strict] "
-		    "[--keep-runtime] [--no-progress] INPUT...",
+		    "[--keep-runtime] [--alloc-function=GLOB]... [--no-progress] INPUT...",
 };
 
 static void help(void)
@@ -229,7 +229,8 @@ int cmd_merge(int argc, char **argv)
 		CLI_SYM_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	struct merge_opts opts = { MERGE_FAIL_ANY, 0, false, report, NULL };
+	struct merge_opts opts = { .failure_mode = MERGE_FAIL_ANY,
+				   .report = report };
 	struct progress prog = { .show = true };
 	struct mp_err err = { 0 };
 	struct inputs in = { 0 };
@@ -325,6 +326,7 @@ int cmd_merge(int argc, char **argv)
 
 	if ((rc = cli_sym_setup(&so, &sym)) != EXIT_OK)
 		goto out;
+	opts.alloc = &so.alloc;
 	merge_init(&m, &opts, &sym);
 	rc = EXIT_ERROR;
 	if (merge_run(&m, in.v, in.n, &err)) {

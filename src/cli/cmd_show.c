@@ -18,6 +18,7 @@ const struct cli_command cli_cmd_show = {
 		    "[--max-frames=N] "
 		    "[--sort=allocs|bytes|accesses|lifetime] [--binary=PATH]... "
 		    "[--debug-dir=DIR]... [--strict] [--keep-runtime] "
+		    "[--alloc-function=GLOB]... "
 		    "[--no-demangle] [--function=NAME] [--stats] FILE...",
 };
 
@@ -168,6 +169,7 @@ int cmd_show(int argc, char **argv)
 	if ((rc = cli_sym_setup(&so, &sym)) != EXIT_OK)
 		goto out;
 	rc = EXIT_ERROR;
+	view_drop_alloc_frames(&v, &so.alloc);
 	if (v.nraws) {
 		if (view_symbolize(&v, &sym, so.keep_runtime, &sstats, &err)) {
 			rc = cli_fail(NULL, &err);

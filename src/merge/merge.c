@@ -771,7 +771,7 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 {
 	struct idx_add *a = arg;
 	struct stack_buf *buf = &a->m->buf;
-	uint32_t d = idx_stack_depth(f, c->stack_id);
+	uint32_t d = idx_stack_depth(f, c->stack_id), k;
 
 	a->frames += d;
 	if (a->frames > a->max_frames) {
@@ -786,11 +786,18 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 		a->rc = mp_fail(a->err, MP_E_NOMEM, NULL);
 		return 1;
 	}
-	for (uint32_t k = 0, node = c->stack_id; k < d;
+	k = 0;
+	for (uint32_t node = c->stack_id; k < d;
 	     k++, node = idx_node_parent1(f, node) - 1)
 		idx_stack_frame(f, node, 0, &buf->idx[k], a->paths[k],
 				sizeof(a->paths[k]));
-	a->rc = idx_builder_add(&a->m->b, buf->idx, d, &c->mib, c->hist,
+	/* The program's own allocation wrappers go, as from raw inputs. */
+	k = 0;
+	while (k < d && sym_alloc_match(a->m->opts.alloc, buf->idx[k].function))
+		k++;
+	if (k == d)
+		k = 0;
+	a->rc = idx_builder_add(&a->m->b, buf->idx + k, d - k, &c->mib, c->hist,
 				c->nhist, a->weight, a->err);
 	return a->rc != MP_OK;
 }

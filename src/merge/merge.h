@@ -66,6 +66,9 @@ struct merge_opts {
 	enum merge_failure_mode failure_mode;
 	unsigned jobs;		/* worker threads, >= 1 */
 	bool keep_runtime;
+	/* The program's own allocation wrappers, dropped from indexed
+	 * inputs as from raw ones (where the symbolizer applies them). */
+	const struct sym_alloc_rules *alloc;
 	merge_report_fn *report;	/* may be NULL */
 	void *report_arg;
 };

@@ -294,3 +294,20 @@ enum mp_errcode view_symbolize(struct view *v, struct sym_ctx *sym,
 	stack_buf_release(&buf);
 	return rc;
 }
+
+void view_drop_alloc_frames(struct view *v, const struct sym_alloc_rules *r)
+{
+	for (size_t i = 0; r && r->n && i < v->ncontexts; i++) {
+		struct view_context *c = &v->contexts[i];
+		uint32_t k = 0;
+
+		if (c->raw)
+			continue;
+		while (k < c->nframes && sym_alloc_match(r, c->frames[k].function))
+			k++;
+		if (k < c->nframes) {
+			c->frames += k;
+			c->nframes -= k;
+		}
+	}
+}

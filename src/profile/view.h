@@ -110,4 +110,12 @@ enum mp_errcode view_symbolize(struct view *v, struct sym_ctx *sym,
 			       bool keep_runtime, struct stack_stats *stats,
 			       struct mp_err *err);
 
+/*
+ * Drop the leading frames of every indexed context whose function matches
+ * R (the program's own allocation wrappers, --alloc-function); a context
+ * made only of such frames is kept whole.  Raw contexts get the same from
+ * view_symbolize() through the symbolizer's options.
+ */
+void view_drop_alloc_frames(struct view *v, const struct sym_alloc_rules *r);
+
 #endif /* VIEW_H */

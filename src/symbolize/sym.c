@@ -1058,7 +1058,9 @@ static const char *intern_fn(struct sym_ctx *ctx, const char *s, bool *rt,
 	}
 	if (!(e->cls & SYM_CLS_FN_DONE))
 		e->cls |= SYM_CLS_FN_DONE |
-			  (sym_is_runtime(e->s, NULL) ? SYM_CLS_FN_RT : 0);
+			  (sym_is_runtime(e->s, NULL) ||
+			   sym_alloc_match(ctx->opt.alloc, e->s)
+				   ? SYM_CLS_FN_RT : 0);
 	*rt = *rt || (e->cls & SYM_CLS_FN_RT);
 	return e->s;
 }

@@ -94,6 +94,22 @@
 #include "raw/raw.h"
 #include "hashtable/ht.h"
 
+/*
+ * A program's own allocation wrappers (--alloc-function), treated as the
+ * allocation runtime's frames: glob patterns (fnmatch(3), no flags)
+ * matched against a frame's linkage name and, for a C++ name, against its
+ * demangled form too ("*::alloc*", "sqlite3MemMalloc").  DM demangles;
+ * it may be NULL (linkage names only).
+ */
+struct sym_alloc_rules {
+	const char *const *globs;
+	size_t n;
+	struct sym_demangler *dm;
+};
+
+/* Does FUNCTION match one of R's patterns?  False when R is NULL. */
+bool sym_alloc_match(const struct sym_alloc_rules *r, const char *function);
+
 struct sym_options {
 	/* Called with a complete one-line message; NULL drops warnings. */
 	void (*warn)(void *arg, const char *msg);
@@ -107,6 +123,9 @@ struct sym_options {
 	 */
 	bool strict;
 	bool no_default_debug_dir;	/* do not search /usr/lib/debug */
+	/* The program's own allocation wrappers, runtime frames too; may be
+	 * NULL; must outlive the context. */
+	const struct sym_alloc_rules *alloc;
 };
 
 /* One logical frame: a function, or a function inlined into its caller. */

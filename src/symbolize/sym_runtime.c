@@ -8,6 +8,7 @@
  */
 #include "sym.h"
 
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,6 +112,20 @@ bool sym_is_runtime(const char *function, const char *file)
 {
 	return (function && runtime_function(function)) ||
 	       (file && runtime_file(file));
+}
+
+bool sym_alloc_match(const struct sym_alloc_rules *r, const char *function)
+{
+	const char *pretty;
+
+	if (!r || !function)
+		return false;
+	pretty = r->dm ? sym_demangled(r->dm, function) : function;
+	for (size_t i = 0; i < r->n; i++)
+		if (fnmatch(r->globs[i], function, 0) == 0 ||
+		    (pretty != function && fnmatch(r->globs[i], pretty, 0) == 0))
+			return true;
+	return false;
 }
 
 size_t sym_user_start(const struct sym_frame *const *frames, size_t n)

@@ -63,7 +63,8 @@ static const char *write_profile(const char *name, const struct seg *segs,
 static int merge(const char *const *in, size_t n, unsigned jobs,
 		 const char *out)
 {
-	struct merge_opts opts = { MERGE_FAIL_ANY, jobs, false, NULL, NULL };
+	struct merge_opts opts = { .failure_mode = MERGE_FAIL_ANY,
+				   .jobs = jobs };
 	struct mp_err err = { 0 };
 	struct sym_options so = { .no_default_debug_dir = true };
 	struct merge_input mi[8];

@@ -1,0 +1,73 @@
+#!/bin/sh
+# --alloc-function=GLOB: a program's own allocation wrappers are dropped
+# as allocator frames by show (raw and indexed inputs), merge (raw and
+# indexed inputs) and diff; patterns match linkage or demangled names.
+set -u
+BUILD=${1:-build}
+MD="$BUILD/memprof-data"
+FX=tests/fixtures
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+ok() { echo "ok - $*"; }
+notok() { echo "not ok - $*"; }
+
+B="--binary=$FX/basic.pie --binary=$FX/libfixture.so"
+# The first frame of each context, in the order of show --format=json.
+leaf() {
+	python3 -c 'import json, sys
+for c in json.load(sys.stdin)["contexts"]:
+    f = c["frames"][0] if c["frames"] else {}
+    print(f.get("function"))'
+}
+# shellcheck disable=SC2086
+"$MD" show --format=json --sort=bytes $B "$FX/basic.pie.v4.profraw" 2>/dev/null | leaf >"$tmp/plain"
+# shellcheck disable=SC2086
+"$MD" show --format=json --sort=bytes --alloc-function='hot_*' $B \
+	"$FX/basic.pie.v4.profraw" 2>/dev/null | leaf >"$tmp/raw"
+if [ "$(head -n 1 "$tmp/plain")" = hot_alloc ] && [ "$(head -n 1 "$tmp/raw")" = main ] &&
+   ! grep -q '^hot_' "$tmp/raw"; then
+	ok "show of a raw profile drops frames matching --alloc-function='hot_*'"
+else
+	notok "raw show with --alloc-function: $(head -n 2 "$tmp/raw" | tr '\n' ' ')"
+fi
+# shellcheck disable=SC2086
+"$MD" merge --no-progress -o "$tmp/all.memprof" $B "$FX/basic.pie.v4.profraw" 2>/dev/null
+"$MD" show --format=json --sort=bytes --alloc-function='hot_*' "$tmp/all.memprof" |
+	leaf >"$tmp/idx"
+if cmp -s "$tmp/raw" "$tmp/idx"; then
+	ok "show of an indexed profile drops them the same way"
+else
+	notok "indexed show: $(head -n 2 "$tmp/idx" | tr '\n' ' ')"
+fi
+# Merge from raw, and merge of the indexed file, with the rule: the same bytes.
+# shellcheck disable=SC2086
+"$MD" merge --no-progress -o "$tmp/r.memprof" --alloc-function='hot_*' $B \
+	"$FX/basic.pie.v4.profraw" 2>/dev/null
+"$MD" merge --no-progress -o "$tmp/i.memprof" --alloc-function='hot_*' "$tmp/all.memprof"
+if cmp -s "$tmp/r.memprof" "$tmp/i.memprof" &&
+   "$MD" show --format=json --sort=bytes "$tmp/r.memprof" | leaf | head -n 1 | grep -qx main; then
+	ok "merge drops them from raw and from indexed inputs alike"
+else
+	notok "merge with --alloc-function: raw and indexed results differ"
+fi
+# A demangled pattern on the C++ fixture.
+"$MD" show --format=json --alloc-function='scalar_new()' --binary="$FX/cxx.pie" \
+	"$FX/cxx.v4.profraw" 2>/dev/null | leaf >"$tmp/cxx"
+"$MD" show --format=json --binary="$FX/cxx.pie" "$FX/cxx.v4.profraw" 2>/dev/null | leaf >"$tmp/cxx0"
+if grep -qx _Z10scalar_newv "$tmp/cxx0" && ! grep -qx _Z10scalar_newv "$tmp/cxx"; then
+	ok "a pattern matches a C++ function by its demangled name"
+else
+	notok "demangled pattern: $(tr '\n' ' ' <"$tmp/cxx")"
+fi
+# diff --by=function sees the callers once the wrapper is an allocator frame.
+"$MD" diff --by=function --format=json --alloc-function='hot_*' "$tmp/all.memprof" \
+	"$tmp/all.memprof" >"$tmp/d.json" 2>"$tmp/err"
+if python3 -c 'import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+names = [r["function"] for r in rows]
+assert "hot_alloc" not in names and "main" in names, names' "$tmp/d.json" 2>>"$tmp/err"; then
+	ok "diff --by=function groups by the wrapper's callers"
+else
+	notok "diff with --alloc-function: $(cat "$tmp/err")"
+fi
