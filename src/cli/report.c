@@ -42,59 +42,26 @@ enum mib_field report_sort_field(enum report_sort s)
 	return sort_fields[s];
 }
 
-static void hex_string(const uint8_t *p, size_t n, char *buf, size_t size)
-{
-	size_t k = 0;
 
-	for (size_t i = 0; i < n && k + 3 <= size; i++, k += 2)
-		snprintf(buf + k, 3, "%02x", p[i]);
-	buf[k < size ? k : size - 1] = '\0';
+char *report_frame_string(const struct mp_frame *f, struct sym_demangler *dm)
+{
+	return mp_frame_string(f, dm && f->function
+				  ? sym_demangled(dm, f->function) : NULL);
 }
 
-char *report_frame_string(const struct view_frame *f,
-			  struct sym_demangler *dm)
-{
-	char bid[2 * RAW_BUILD_ID_MAX + 1], *out = NULL;
-	const char *name;
-	int n;
-
-	if (!f->function && !f->file) {
-		if (f->unsymbolized_id) {
-			n = asprintf(&out, "%s+0x%" PRIx64,
-				     f->unsymbolized_id[0] ? f->unsymbolized_id : "?",
-				     f->module_offset);
-		} else if (f->build_id_size) {
-			hex_string(f->build_id, f->build_id_size, bid, sizeof(bid));
-			n = asprintf(&out, "%s+0x%" PRIx64, bid, f->module_offset);
-		} else {
-			n = asprintf(&out, "0x%" PRIx64, f->address);
-		}
-		return n < 0 ? NULL : out;
-	}
-	name = f->function ? f->function : "??";
-	if (dm)
-		name = sym_demangled(dm, name);
-	n = asprintf(&out, "%s %s:%u:%u%s%.0u%s%s", name,
-		     f->file ? f->file : "??", f->line, f->column,
-		     f->discriminator ? " [discriminator " : "",
-		     f->discriminator, f->discriminator ? "]" : "",
-		     f->inlined ? " (inlined)" : "");
-	return n < 0 ? NULL : out;
-}
-
-static bool emit_frame(struct emit *e, const struct view_frame *f,
+static bool emit_frame(struct emit *e, const struct mp_frame *f,
 		       struct sym_demangler *dm)
 {
-	char bid[2 * RAW_BUILD_ID_MAX + 1];
+	char bid[2 * 255 + 1];
 	char *display = report_frame_string(f, dm);
 
 	if (!display)
 		return false;
 	emit_row(e, NULL, display);
 	free(display);
-	if (f->has_address)
+	if (f->flags & MP_FRAME_ADDRESS)
 		emit_hex(e, "address", f->address);
-	if (f->function || f->file) {
+	if (mp_frame_symbolized(f)) {
 		const char *pretty = dm && f->function
 				     ? sym_demangled(dm, f->function) : NULL;
 
@@ -105,15 +72,11 @@ static bool emit_frame(struct emit *e, const struct view_frame *f,
 		emit_u64(e, "line", f->line);
 		emit_u64(e, "column", f->column);
 		emit_u64(e, "discriminator", f->discriminator);
-		emit_bool(e, "inlined", f->inlined);
-	} else if (f->build_id_size || f->unsymbolized_id) {
-		if (f->unsymbolized_id)
-			emit_str(e, "build_id", f->unsymbolized_id);
-		else {
-			hex_string(f->build_id, f->build_id_size, bid, sizeof(bid));
-			emit_str(e, "build_id", bid);
-		}
-		emit_hex(e, "offset", f->module_offset);
+		emit_bool(e, "inlined", mp_frame_inlined(f));
+	} else if (f->build_id_size || !(f->flags & MP_FRAME_ADDRESS)) {
+		/* An indexed frame without a build id: "" and the address. */
+		emit_str(e, "build_id", mp_frame_build_id_hex(f, bid, sizeof(bid)));
+		emit_hex(e, "offset", f->offset);
 	}
 	emit_end(e);
 	return true;
@@ -209,7 +172,7 @@ static void emit_segments(struct emit *e, const struct view *v)
 	for (size_t i = 0; i < v->nsegments; i++) {
 		const struct raw_segment *s = v->segments[i].seg;
 
-		hex_string(s->build_id, s->build_id_size, bid, sizeof(bid));
+		mp_hex(s->build_id, s->build_id_size, bid, sizeof(bid));
 		snprintf(display, sizeof(display),
 			 "0x%" PRIx64 "-0x%" PRIx64 " offset 0x%" PRIx64 " %s",
 			 s->start, s->end, s->offset,

@@ -46,12 +46,9 @@ bool report_show(struct emit *e, const struct view *v,
 		 const struct report_show_opts *opts);
 
 /*
- * Frame F for people: "function file:line:column [discriminator N]
- * (inlined)", or "0xADDR" / "BUILDID+0xOFF" when not symbolized; the name
- * demangled through DM unless DM is NULL.  A malloc'ed string, whole
- * whatever its length; NULL when out of memory.
+ * Frame F for people (mp_frame_string), its name demangled through DM
+ * unless DM is NULL.  Malloc'ed; NULL when out of memory.
  */
-char *report_frame_string(const struct view_frame *f,
-			  struct sym_demangler *dm);
+char *report_frame_string(const struct mp_frame *f, struct sym_demangler *dm);
 
 #endif /* REPORT_H */

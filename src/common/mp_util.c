@@ -140,3 +140,42 @@ uint64_t mp_hash_bytes(const void *p, size_t len, uint64_t seed)
 		h = (h ^ s[i]) * 0x100000001b3ULL;
 	return mp_hash64(h ^ len);
 }
+
+void mp_hex(const uint8_t *p, size_t n, char *buf, size_t size)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t k = 0;
+
+	if (!size)
+		return;
+	for (size_t i = 0; i < n && k + 2 < size; i++) {
+		buf[k++] = digits[p[i] >> 4];
+		buf[k++] = digits[p[i] & 15];
+	}
+	buf[k] = '\0';
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int mp_unhex(const char *s, uint8_t *out, size_t max)
+{
+	size_t n = 0;
+
+	for (; s[0]; s += 2) {
+		int hi = hex_digit(s[0]), lo = hi < 0 ? -1 : hex_digit(s[1]);
+
+		if (lo < 0 || n == max)
+			return -1;
+		out[n++] = (uint8_t)(hi << 4 | lo);
+	}
+	return (int)n;
+}

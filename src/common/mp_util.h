@@ -128,4 +128,16 @@ static inline uint64_t mp_hash64(uint64_t x)
 /* FNV-1a over bytes, then mixed: good enough for strings and PC runs. */
 uint64_t mp_hash_bytes(const void *p, size_t len, uint64_t seed);
 
+/*
+ * The N bytes at P in lowercase hex into BUF of SIZE bytes, cut to fit
+ * and always terminated (a build id: 2 * N + 1 bytes are enough).
+ */
+void mp_hex(const uint8_t *p, size_t n, char *buf, size_t size);
+
+/*
+ * Decode the even-length lowercase or uppercase hex string S into at most
+ * MAX bytes at OUT: the number of bytes, or -1 if S is not such a string.
+ */
+int mp_unhex(const char *s, uint8_t *out, size_t max);
+
 #endif /* MP_UTIL_H */

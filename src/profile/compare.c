@@ -112,20 +112,19 @@ static bool context_key(const struct view_context *c, enum cmp_match m,
 	if (!kb_add(k, "", 0))
 		return false;
 	for (uint32_t i = 0; i < c->nframes; i++) {
-		const struct view_frame *f = &c->frames[i];
-		char num[96];
+		const struct mp_frame *f = &c->frames[i];
+		char num[2 * 255 + 32];
 		int len;
 
-		if (!f->function && !f->file) {
+		if (!mp_frame_symbolized(f)) {
 			/* Unsymbolized: its module and offset, or its address. */
-			char bid[2 * RAW_BUILD_ID_MAX + 1] = "";
+			char bid[2 * 255 + 1];
 
-			for (uint32_t b = 0; b < f->build_id_size; b++)
-				snprintf(bid + 2 * b, 3, "%02x", f->build_id[b]);
 			len = snprintf(num, sizeof(num), "?%s+%" PRIx64 "\x1e",
-				       f->unsymbolized_id ? f->unsymbolized_id : bid,
-				       f->build_id_size || f->unsymbolized_id
-					       ? f->module_offset : f->address);
+				       mp_frame_build_id_hex(f, bid, sizeof(bid)),
+				       f->build_id_size ||
+				       !(f->flags & MP_FRAME_ADDRESS)
+					       ? f->offset : f->address);
 			if (!kb_add(k, num, (size_t)len))
 				return false;
 			continue;
@@ -143,9 +142,9 @@ static bool context_key(const struct view_context *c, enum cmp_match m,
 			return false;
 		len = m == CMP_MATCH_COLUMN
 			? snprintf(num, sizeof(num), "\x1f%u:%u:%u:%d\x1e", f->line,
-				   f->column, f->discriminator, f->inlined)
+				   f->column, f->discriminator, mp_frame_inlined(f))
 			: snprintf(num, sizeof(num), "\x1f%u:%u:%d\x1e", f->line,
-				   f->discriminator, f->inlined);
+				   f->discriminator, mp_frame_inlined(f));
 		if (!kb_add(k, num, (size_t)len))
 			return false;
 	}
@@ -166,17 +165,23 @@ static bool fn_eq(const void *key, uint32_t id, const void *ctx)
 	return strcmp(c->functions[id], key) == 0;
 }
 
-/* The function a context belongs to: its leaf frame's. */
-static const char *leaf_function(const struct view_context *v)
+/*
+ * The function a context belongs to: its leaf frame's; for an
+ * unsymbolized leaf, its module's build id in hex (BUF), or "?".
+ */
+static const char *leaf_function(const struct view_context *v, char *buf,
+				 size_t size)
 {
-	const struct view_frame *f;
+	const struct mp_frame *f;
 
 	if (v->nframes == 0)
 		return "";
 	f = &v->frames[0];
 	if (f->function)
 		return f->function;
-	return f->unsymbolized_id ? f->unsymbolized_id : "?";
+	if (!f->build_id_size)
+		return "?";
+	return mp_frame_build_id_hex(f, buf, size);
 }
 
 static enum mp_errcode function_index(struct cmp *c, const char *name,
@@ -189,7 +194,10 @@ static enum mp_errcode function_index(struct cmp *c, const char *name,
 		*out = id;
 		return MP_OK;
 	}
-	if (!MP_GROW(c->functions, c->afunctions, c->nfunctions + 1) ||
+	/* NAME may be the caller's buffer: keep a copy. */
+	name = mp_arena_strdup(&c->arena, name);
+	if (!name ||
+	    !MP_GROW(c->functions, c->afunctions, c->nfunctions + 1) ||
 	    ht_insert(&c->fn_ht, h, (uint32_t)c->nfunctions))
 		return MP_E_NOMEM;
 	c->functions[c->nfunctions] = name;
@@ -200,6 +208,8 @@ static enum mp_errcode function_index(struct cmp *c, const char *name,
 static enum mp_errcode add_side(struct cmp *c, const struct view *v, int side,
 				enum cmp_match m, struct keybuf *k)
 {
+	char bid[2 * 255 + 1];
+
 	for (size_t i = 0; i < v->ncontexts; i++) {
 		const struct view_context *vc = &v->contexts[i];
 		struct cmp_entry *e;
@@ -224,7 +234,8 @@ static enum mp_errcode add_side(struct cmp *c, const struct view *v, int side,
 			e = &c->e[id];
 			memset(e, 0, sizeof(*e));
 			e->ctx = vc;
-			if (function_index(c, leaf_function(vc), &e->function) ||
+			if (function_index(c, leaf_function(vc, bid, sizeof(bid)),
+					   &e->function) ||
 			    ht_insert(&c->key_ht, h, id))
 				return MP_E_NOMEM;
 		}

@@ -14,7 +14,7 @@ void stack_buf_release(struct stack_buf *buf)
 	memset(buf, 0, sizeof(*buf));
 }
 
-static bool push(struct stack_buf *buf, const struct view_frame *f,
+static bool push(struct stack_buf *buf, const struct mp_frame *f,
 		 const struct sym_frame *sf)
 {
 	if (!MP_GROW(buf->f, buf->alloc, buf->n + 1) ||
@@ -31,20 +31,21 @@ enum mp_errcode stack_add_addr(struct sym_ctx *sym, const struct sym_addr *a,
 			       struct stack_buf *buf, struct mp_err *err)
 {
 	const struct sym_frames *fr;
-	struct view_frame vf = { 0 };
+	struct mp_frame vf = { 0 };
 	enum mp_errcode rc;
 
 	rc = sym_lookup(sym, a, &fr, err);
 	if (rc)
 		return rc;
 	vf.address = address;
-	vf.has_address = true;
+	vf.flags = MP_FRAME_ADDRESS;
 	if (fr->n == 0) {
 		/* Unsymbolized: keep where it was, to symbolize later. */
 		vf.build_id = a->build_id_size ? build_id : NULL;
-		vf.build_id_size = a->build_id_size;
-		vf.module_offset = a->offset;
-		vf.unmapped = a->segment < 0;
+		vf.build_id_size = (uint8_t)a->build_id_size;
+		vf.offset = a->offset;
+		if (a->segment < 0)
+			vf.flags |= MP_FRAME_UNMAPPED;
 		if (!push(buf, &vf, NULL))
 			return mp_fail(err, MP_E_NOMEM, NULL);
 		return MP_OK;
@@ -57,7 +58,10 @@ enum mp_errcode stack_add_addr(struct sym_ctx *sym, const struct sym_addr *a,
 		vf.line = s->line;
 		vf.column = s->column;
 		vf.discriminator = s->discriminator;
-		vf.inlined = s->inlined;
+		vf.start_line = s->start_line;
+		vf.flags = MP_FRAME_ADDRESS |
+			   (s->inlined ? MP_FRAME_INLINED : 0) |
+			   (s->runtime ? MP_FRAME_RUNTIME : 0);
 		if (!push(buf, &vf, s))
 			return mp_fail(err, MP_E_NOMEM, NULL);
 	}
@@ -121,7 +125,7 @@ enum mp_errcode stack_to_idx(struct stack_buf *buf)
 	    !MP_GROW(buf->hex, buf->ahex, buf->n + 1))
 		return MP_E_NOMEM;
 	for (size_t i = 0; i < buf->n; i++) {
-		const struct view_frame *v = &buf->f[i];
+		const struct mp_frame *v = &buf->f[i];
 		struct idx_frame *x = &buf->idx[i];
 
 		memset(x, 0, sizeof(*x));
@@ -131,7 +135,7 @@ enum mp_errcode stack_to_idx(struct stack_buf *buf)
 			x->line = v->line;
 			x->column = v->column;
 			x->discriminator = v->discriminator;
-			x->flags = v->inlined ? IDX_FRAME_INLINED : 0;
+			x->flags = mp_frame_inlined(v) ? IDX_FRAME_INLINED : 0;
 			continue;
 		}
 		/*
@@ -144,7 +148,7 @@ enum mp_errcode stack_to_idx(struct stack_buf *buf)
 				    sizeof(buf->hex[i]));
 		x->function = buf->hex[i];
 		x->flags = IDX_FRAME_UNSYMBOLIZED;
-		x->offset = v->build_id_size ? v->module_offset : v->address;
+		x->offset = v->build_id_size ? v->offset : v->address;
 	}
 	return MP_OK;
 }

@@ -24,7 +24,7 @@
 
 /* Frames of one stack; reused from one context to the next. */
 struct stack_buf {
-	struct view_frame *f;
+	struct mp_frame *f;
 	size_t n, alloc;
 	const struct sym_frame **sf;	/* the same frames, for sym_user_start */
 	size_t asf;

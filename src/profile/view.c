@@ -93,7 +93,7 @@ static enum mp_errcode add_raw(struct view *v, const char *path,
 			return mp_fail(err, MP_E_NOMEM, NULL);
 		for (uint32_t k = 0; k < rc->npcs; k++) {
 			c->frames[k].address = rc->pcs[k];
-			c->frames[k].has_address = true;
+			c->frames[k].flags = MP_FRAME_ADDRESS;
 		}
 		v->ncontexts++;
 	}
@@ -148,14 +148,24 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 		goto nomem;
 	c->nframes = d;
 	for (uint32_t k = 0; k < d; k++, node = idx_node_parent1(f, node) - 1) {
-		struct view_frame *vf = &c->frames[k];
+		struct mp_frame *vf = &c->frames[k];
 		struct idx_frame x;
 
 		idx_stack_frame(f, node, 0, &x, path, sizeof(path));
 		if (x.flags & IDX_FRAME_UNSYMBOLIZED) {
-			/* The build id is kept as hex in the function slot. */
-			vf->unsymbolized_id = x.function;
-			vf->module_offset = x.offset;
+			/* The file keeps the build id as hex in the function
+			 * slot ("" when there was none). */
+			uint8_t id[255];
+			int n = mp_unhex(x.function, id, sizeof(id));
+
+			if (n > 0) {
+				vf->build_id = mp_arena_memdup(&v->arena, id,
+							       (size_t)n);
+				if (!vf->build_id)
+					goto nomem;
+				vf->build_id_size = (uint8_t)n;
+			}
+			vf->offset = x.offset;
 			continue;
 		}
 		vf->function = x.function;
@@ -165,7 +175,7 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 		vf->line = x.line;
 		vf->column = x.column;
 		vf->discriminator = x.discriminator;
-		vf->inlined = x.flags & IDX_FRAME_INLINED;
+		vf->flags = x.flags & IDX_FRAME_INLINED ? MP_FRAME_INLINED : 0;
 	}
 	v->ncontexts++;
 	return 0;

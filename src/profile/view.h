@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "common/mp_err.h"
+#include "common/mp_frame.h"
 #include "common/mp_mib.h"
 #include "common/mp_util.h"
 #include "indexed/idx.h"
@@ -29,21 +30,6 @@
 #include "symbolize/sym.h"
 
 struct stack_stats;
-
-struct view_frame {
-	uint64_t address;	/* valid when has_address */
-	const char *function;	/* linkage name; NULL when unknown */
-	const char *file;	/* NULL when unknown */
-	uint32_t line, column, discriminator;
-	bool has_address;
-	bool inlined;		/* inlined into the next frame */
-	bool unmapped;		/* the address lies in no segment */
-	/* For frames not symbolized: their module and offset in it. */
-	const uint8_t *build_id;
-	uint32_t build_id_size;
-	const char *unsymbolized_id;	/* indexed inputs: the build id, hex */
-	uint64_t module_offset;
-};
 
 struct view_input {
 	const char *path;
@@ -65,7 +51,7 @@ struct view_context {
 	uint64_t id;		/* raw: the stack id; indexed: the trie node */
 	uint32_t input;
 	uint32_t nframes;
-	struct view_frame *frames;
+	struct mp_frame *frames;	/* leaf first */
 	struct mp_mib mib;
 	const uint64_t *hist;
 	uint32_t nhist;

@@ -57,7 +57,7 @@ static void check(const struct view *v)
 
 	for (size_t i = 0; i < v->ncontexts; i++)
 		for (uint32_t k = 0; k < v->contexts[i].nframes; k++) {
-			const struct view_frame *f = &v->contexts[i].frames[k];
+			const struct mp_frame *f = &v->contexts[i].frames[k];
 
 			bytes += f->function ? strlen(f->function) : 0;
 			bytes += f->file ? strlen(f->file) : 0;

@@ -1,0 +1,77 @@
+/*
+ * mp_frame.h - one frame of a call stack, whoever made it.
+ *
+ * The symbolizer produces frames from PCs, the indexed reader from its
+ * tables, and every consumer (merge's builder, show, overlap, diff, the
+ * exports) takes the same struct.  A frame is one of:
+ *
+ *	symbolized	function (linkage name) and/or file set, with line,
+ *			column, discriminator and the function's first line
+ *	unsymbolized	function and file NULL: its module's build id and
+ *			the offset in that module when the module is known,
+ *			else only the address (raw inputs without a build id)
+ *
+ * Strings and the build id are borrowed: whoever fills a frame says how
+ * long they live (the symbolizer's context, the indexed file's bytes, a
+ * view's arena).
+ *
+ *	char *s = mp_frame_string(&f, NULL);	// "main /src/a.c:12:3"
+ *	...
+ *	free(s);
+ */
+#ifndef MP_FRAME_H
+#define MP_FRAME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+	MP_FRAME_INLINED = 1,	/* inlined into the next (outer) frame */
+	MP_FRAME_ADDRESS = 2,	/* address holds the PC (raw inputs) */
+	MP_FRAME_UNMAPPED = 4,	/* the PC lies in no segment of its profile */
+	MP_FRAME_RUNTIME = 8,	/* the allocation runtime's own frame */
+};
+
+struct mp_frame {
+	const char *function;	/* linkage name; NULL: unknown */
+	const char *file;	/* NULL: unknown */
+	uint32_t line, column, discriminator;	/* 0: unknown */
+	uint32_t start_line;	/* the function's DW_AT_decl_line; 0: unknown */
+	uint64_t address;	/* the PC, when MP_FRAME_ADDRESS */
+	uint64_t offset;	/* unsymbolized: the offset in its module (ELF
+				 * address from raw v3 on, file offset in v1/v2;
+				 * the address itself when no build id) */
+	const uint8_t *build_id;	/* unsymbolized: its module's, or NULL */
+	uint8_t build_id_size;
+	uint8_t flags;		/* MP_FRAME_* */
+};
+
+/* Is F symbolized (a function or a file known)? */
+static inline bool mp_frame_symbolized(const struct mp_frame *f)
+{
+	return f->function || f->file;
+}
+
+static inline bool mp_frame_inlined(const struct mp_frame *f)
+{
+	return f->flags & MP_FRAME_INLINED;
+}
+
+/*
+ * F for people, malloc'ed, whole whatever its length; NULL when out of
+ * memory.  Symbolized: "NAME FILE:LINE:COLUMN[ [discriminator N]][
+ * (inlined)]", NAME being NAME if not NULL (a demangled name) or the
+ * linkage name, "??" for what is unknown.  Unsymbolized:
+ * "BUILDID+0xOFFSET", "0xADDRESS" for a raw frame without a build id, or
+ * "?+0xOFFSET" for an indexed one without.
+ */
+char *mp_frame_string(const struct mp_frame *f, const char *name);
+
+/*
+ * F's module: its build id in lowercase hex into BUF (at least 2 * size
+ * + 1 bytes; "" when it has none).  Returns BUF.
+ */
+char *mp_frame_build_id_hex(const struct mp_frame *f, char *buf, size_t size);
+
+#endif /* MP_FRAME_H */
