@@ -91,7 +91,11 @@ static int load_side(struct view *v, const char *path, struct sym_ctx *sym,
 		emit_error(e, path, mp_errmsg(&err));
 		return cli_fail(path, &err);
 	}
-	view_drop_alloc_frames(v, &so->alloc);
+	view_set_alloc_rules(v, &so->alloc);
+	if (view_expand_all(v, &err)) {
+		emit_error(e, path, mp_errmsg(&err));
+		return cli_fail(path, &err);
+	}
 	return EXIT_OK;
 }
 

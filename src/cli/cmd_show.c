@@ -169,7 +169,7 @@ int cmd_show(int argc, char **argv)
 	if ((rc = cli_sym_setup(&so, &sym)) != EXIT_OK)
 		goto out;
 	rc = EXIT_ERROR;
-	view_drop_alloc_frames(&v, &so.alloc);
+	view_set_alloc_rules(&v, &so.alloc);
 	if (v.nraws) {
 		if (view_symbolize(&v, &sym, so.keep_runtime, &sstats, &err)) {
 			rc = cli_fail(NULL, &err);
@@ -180,8 +180,13 @@ int cmd_show(int argc, char **argv)
 		opts.sym_stats = &sstats;
 	}
 	opts.demangler = demangle ? &dm : NULL;
-	if (!report_show(e, &v, &opts)) {
-		cli_error(NULL, "out of memory");
+	if (report_show(e, &v, &opts, &err)) {
+		/* The input whose stacks could not be expanded, by name. */
+		const char *path = err.code == MP_E_TOO_LARGE && v.ninputs == 1
+				   ? v.inputs[0].path : NULL;
+
+		rc = cli_fail(path, &err);
+		emit_error(e, path, mp_errmsg(&err));
 		goto out;
 	}
 	rc = EXIT_OK;

@@ -276,22 +276,32 @@ static void emit_stats(struct emit *e, const struct view *v)
 	emit_end(e);
 }
 
-bool report_show(struct emit *e, const struct view *v,
-		 const struct report_show_opts *opts)
+enum mp_errcode report_show(struct emit *e, struct view *v,
+			    const struct report_show_opts *opts,
+			    struct mp_err *err)
 {
-	const struct view_context **order;
+	struct view_context **order;
+	enum mp_errcode rc = MP_OK;
 	size_t n = v->ncontexts;
 	enum mib_field key;
 
 	order = malloc((n ? n : 1) * sizeof(*order));
 	if (!order)
-		return false;
+		return mp_fail(err, MP_E_NOMEM, NULL);
 	for (size_t i = 0; i < n; i++)
 		order[i] = &v->contexts[i];
 	key = report_sort_field(opts->sort);
 	qsort_r(order, n, sizeof(*order), by_key, &key);
 	if (opts->top && opts->top < n)
 		n = opts->top;
+	/* The stacks to print, expanded before anything is printed: an
+	 * input that cannot be expanded leaves an error document alone. */
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = view_frames(v, order[i], err);
+	if (rc) {
+		free(order);
+		return rc;
+	}
 
 	emit_object(e, NULL);
 	emit_str(e, "schema", "memprof-data/show/1");
@@ -304,15 +314,15 @@ bool report_show(struct emit *e, const struct view *v,
 		emit_stats(e, v);
 	emit_list(e, "contexts");
 	for (size_t i = 0; i < n; i++) {
-		const struct view_context *c = order[i];
+		struct view_context *c = order[i];
 
 		emit_object(e, NULL);
 		emit_u64(e, "id", c->id);
 		emit_u64(e, "input", c->input);
 		emit_u64(e, "profile", c->profile);
 		if (!emit_frames(e, c, opts->max_frames, opts->demangler)) {
-			free(order);
-			return false;
+			rc = mp_fail(err, MP_E_NOMEM, NULL);
+			break;
 		}
 		emit_mib(e, &c->mib);
 		emit_vector(e, "histogram");
@@ -321,10 +331,12 @@ bool report_show(struct emit *e, const struct view *v,
 		emit_end(e);
 		emit_end(e);
 	}
+	free(order);
+	if (rc)
+		return rc;
 	emit_end(e);
 	if (opts->demangler)
 		emit_u64(e, "demangle_failures", opts->demangler->failed);
 	emit_end(e);
-	free(order);
-	return true;
+	return MP_OK;
 }

@@ -41,9 +41,14 @@ bool report_sort_parse(const char *name, enum report_sort *out);
 /* The MIB field a sort key orders by. */
 enum mib_field report_sort_field(enum report_sort s);
 
-/* Emit the whole show document for V; false when out of memory. */
-bool report_show(struct emit *e, const struct view *v,
-		 const struct report_show_opts *opts);
+/*
+ * Emit the whole show document for V, expanding the frames of the
+ * contexts it prints (view_frames).  Fails with MP_E_NOMEM, or with
+ * view_frames()'s MP_E_TOO_LARGE; the document is then unfinished.
+ */
+enum mp_errcode report_show(struct emit *e, struct view *v,
+			    const struct report_show_opts *opts,
+			    struct mp_err *err);
 
 /*
  * Frame F for people (mp_frame_string), its name demangled through DM

@@ -114,40 +114,64 @@ struct idx_add {
 	struct view *v;
 	uint32_t input;
 	enum mp_errcode rc;
-	uint64_t frames, max_frames;
 };
 
+/*
+ * Take an indexed context in with its MIB only: its frames are expanded
+ * when first asked for (view_frames), so that `show --top=10` of a file
+ * of 100k contexts builds 10 stacks, not 100k.
+ */
 static int add_idx_context(void *arg, const struct idx_file *f,
 			   const struct idx_context *ic)
 {
 	struct idx_add *a = arg;
 	struct view *v = a->v;
 	struct view_context *c;
-	uint32_t d = idx_stack_depth(f, ic->stack_id), node = ic->stack_id;
-	char path[4096];
 
-	a->frames += d;
-	if (a->frames > a->max_frames) {
-		a->rc = MP_E_TOO_LARGE;
+	if (!MP_GROW(v->contexts, v->alloc_contexts, v->ncontexts + 1)) {
+		a->rc = MP_E_NOMEM;
 		return 1;
 	}
-	if (!MP_GROW(v->contexts, v->alloc_contexts, v->ncontexts + 1))
-		goto nomem;
 	c = &v->contexts[v->ncontexts];
 	memset(c, 0, sizeof(*c));
 	c->id = ic->stack_id;
 	c->input = a->input;
 	c->mib = ic->mib;
 	c->nhist = ic->nhist;
+	c->idx = f;
 	/* A schema without a histogram array gives hist == NULL. */
 	c->hist = ic->nhist ? mp_arena_memdup(&v->arena, ic->hist,
 					      (size_t)ic->nhist * sizeof(*ic->hist))
 			    : NULL;
+	if (ic->nhist && !c->hist) {
+		a->rc = MP_E_NOMEM;
+		return 1;
+	}
+	v->ncontexts++;
+	return 0;
+}
+
+/* Expand indexed context C's frames from its file's trie. */
+static enum mp_errcode expand(struct view *v, struct view_context *c,
+			      struct mp_err *err)
+{
+	const struct idx_file *f = c->idx;
+	struct view_input *in = &v->inputs[c->input];
+	uint32_t d = idx_stack_depth(f, c->id), node = (uint32_t)c->id, k;
+	char path[4096];
+
+	in->frames_expanded += d;
+	if (in->frames_expanded > in->frames_max)
+		return mp_fail(err, MP_E_TOO_LARGE,
+			       "its stacks expand to more than %llu frames (%d per "
+			       "byte of the file)",
+			       (unsigned long long)in->frames_max,
+			       VIEW_FRAMES_PER_BYTE);
 	c->frames = mp_arena_alloc(&v->arena, (size_t)d * sizeof(*c->frames) + 1);
-	if ((ic->nhist && !c->hist) || !c->frames)
+	if (!c->frames)
 		goto nomem;
 	c->nframes = d;
-	for (uint32_t k = 0; k < d; k++, node = idx_node_parent1(f, node) - 1) {
+	for (k = 0; k < d; k++, node = idx_node_parent1(f, node) - 1) {
 		struct mp_frame *vf = &c->frames[k];
 		struct idx_frame x;
 
@@ -177,18 +201,41 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 		vf->discriminator = x.discriminator;
 		vf->flags = x.flags & IDX_FRAME_INLINED ? MP_FRAME_INLINED : 0;
 	}
-	v->ncontexts++;
-	return 0;
+	/* The program's own allocation wrappers (view_set_alloc_rules). */
+	k = 0;
+	while (k < c->nframes && sym_alloc_match(v->alloc, c->frames[k].function))
+		k++;
+	if (k < c->nframes) {
+		c->frames += k;
+		c->nframes -= k;
+	}
+	return MP_OK;
 nomem:
-	a->rc = MP_E_NOMEM;
-	return 1;
+	return mp_fail(err, MP_E_NOMEM, NULL);
+}
+
+enum mp_errcode view_frames(struct view *v, struct view_context *c,
+			    struct mp_err *err)
+{
+	if (c->frames || !c->idx)
+		return MP_OK;
+	return expand(v, c, err);
+}
+
+enum mp_errcode view_expand_all(struct view *v, struct mp_err *err)
+{
+	enum mp_errcode rc = MP_OK;
+
+	for (size_t i = 0; i < v->ncontexts && !rc; i++)
+		rc = view_frames(v, &v->contexts[i], err);
+	return rc;
 }
 
 static enum mp_errcode add_indexed(struct view *v, const char *path,
 				   struct mp_buf *buf, const char *function,
 				   struct mp_err *err)
 {
-	struct idx_add a = { v, (uint32_t)v->ninputs, MP_OK, 0, 0 };
+	struct idx_add a = { v, (uint32_t)v->ninputs, MP_OK };
 	struct idx_file *f;
 	struct view_input *vi;
 	enum mp_errcode rc;
@@ -214,19 +261,14 @@ static enum mp_errcode add_indexed(struct view *v, const char *path,
 	vi->nprofiles = 1;
 	vi->compressed = buf->was_compressed;
 	vi->idx = f;
-	a.max_frames = (uint64_t)buf->size * VIEW_FRAMES_PER_BYTE;
-	if (a.max_frames < VIEW_FRAMES_MIN)
-		a.max_frames = VIEW_FRAMES_MIN;
+	vi->frames_max = (uint64_t)buf->size * VIEW_FRAMES_PER_BYTE;
+	if (vi->frames_max < VIEW_FRAMES_MIN)
+		vi->frames_max = VIEW_FRAMES_MIN;
 	r = function ? idx_find_function(f, function, add_idx_context, &a)
 		     : idx_foreach_context(f, add_idx_context, &a);
 	if (r == -2)
 		return mp_fail(err, MP_E_NOT_FOUND,
 			       "no function '%s' in the profile", function);
-	if (a.rc == MP_E_TOO_LARGE)
-		return mp_fail(err, MP_E_TOO_LARGE,
-			       "its stacks expand to more than %llu frames (%d per "
-			       "byte of the file)", (unsigned long long)a.max_frames,
-			       VIEW_FRAMES_PER_BYTE);
 	if (r || a.rc)
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	vi->ncontexts = v->ncontexts;
@@ -305,19 +347,7 @@ enum mp_errcode view_symbolize(struct view *v, struct sym_ctx *sym,
 	return rc;
 }
 
-void view_drop_alloc_frames(struct view *v, const struct sym_alloc_rules *r)
+void view_set_alloc_rules(struct view *v, const struct sym_alloc_rules *r)
 {
-	for (size_t i = 0; r && r->n && i < v->ncontexts; i++) {
-		struct view_context *c = &v->contexts[i];
-		uint32_t k = 0;
-
-		if (c->raw)
-			continue;
-		while (k < c->nframes && sym_alloc_match(r, c->frames[k].function))
-			k++;
-		if (k < c->nframes) {
-			c->frames += k;
-			c->nframes -= k;
-		}
-	}
+	v->alloc = r && r->n ? r : NULL;
 }

@@ -40,6 +40,7 @@ struct view_input {
 	bool compressed;
 	size_t ncontexts;
 	const struct idx_file *idx;	/* indexed inputs: the file */
+	uint64_t frames_expanded, frames_max;	/* indexed: see view_frames */
 };
 
 struct view_segment {
@@ -51,7 +52,9 @@ struct view_context {
 	uint64_t id;		/* raw: the stack id; indexed: the trie node */
 	uint32_t input;
 	uint32_t nframes;
-	struct mp_frame *frames;	/* leaf first */
+	struct mp_frame *frames;	/* leaf first; indexed: NULL until
+					 * view_frames() */
+	const struct idx_file *idx;	/* indexed: the file */
 	struct mp_mib mib;
 	const uint64_t *hist;
 	uint32_t nhist;
@@ -73,6 +76,7 @@ struct view {
 	struct mp_buf *bufs;	/* owned indexed files' bytes */
 	size_t nbufs, alloc_bufs;
 	struct mp_arena arena;
+	const struct sym_alloc_rules *alloc;	/* view_set_alloc_rules */
 	size_t alloc_inputs, alloc_segments, alloc_contexts, alloc_raws;
 };
 
@@ -97,11 +101,26 @@ enum mp_errcode view_symbolize(struct view *v, struct sym_ctx *sym,
 			       struct mp_err *err);
 
 /*
- * Drop the leading frames of every indexed context whose function matches
- * R (the program's own allocation wrappers, --alloc-function); a context
- * made only of such frames is kept whole.  Raw contexts get the same from
- * view_symbolize() through the symbolizer's options.
+ * Indexed contexts come with their MIBs only; their frames are expanded
+ * from the file on demand, at most 16 frames per byte of the file in all
+ * (a trie of N nodes can describe N^2/2 frames).  Raw contexts have their
+ * frames from the start (addresses, until view_symbolize).
+ *
+ * view_frames() makes C's frames available (c->frames, c->nframes);
+ * view_expand_all() does it for every context.  Both fail with
+ * MP_E_TOO_LARGE past the cap, naming it, or MP_E_NOMEM.
  */
-void view_drop_alloc_frames(struct view *v, const struct sym_alloc_rules *r);
+enum mp_errcode view_frames(struct view *v, struct view_context *c,
+			    struct mp_err *err);
+enum mp_errcode view_expand_all(struct view *v, struct mp_err *err);
+
+/*
+ * Drop, from every indexed context expanded from now on, the leading
+ * frames whose function matches R (the program's own allocation wrappers,
+ * --alloc-function); a context made only of such frames is kept whole.
+ * R must outlive V.  Raw contexts get the same from view_symbolize()
+ * through the symbolizer's options.
+ */
+void view_set_alloc_rules(struct view *v, const struct sym_alloc_rules *r);
 
 #endif /* VIEW_H */

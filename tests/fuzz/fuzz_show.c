@@ -119,6 +119,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	FUZZ_ASSERT(view_add_file(&v, fd_path, NULL, &err) == MP_OK);
 	FUZZ_ASSERT(v.ninputs == 2);
+	rc = view_expand_all(&v, &err);
+	if (rc) {
+		FUZZ_ASSERT_REJECTED(rc, err);
+		view_release(&v);
+		return 0;
+	}
 	FUZZ_ASSERT(v.inputs[0].ncontexts + v.inputs[1].ncontexts == v.ncontexts);
 
 	check(&v);
@@ -137,6 +143,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		view_init(&v);
 		FUZZ_ASSERT(view_add_file(&v, fd_path, function, &err) == MP_OK);
 		FUZZ_ASSERT(v.ncontexts >= 1);
+		FUZZ_ASSERT(view_expand_all(&v, &err) == MP_OK);
 		check(&v);
 		view_release(&v);
 	}
