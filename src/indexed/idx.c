@@ -391,12 +391,12 @@ void idx_builder_stats(const struct idx_builder *b, struct idx_stats *out)
  * same contexts in any order gives the same bytes.
  */
 
-static const struct idx_builder *sort_b;
-
-static int by_string(const void *x, const void *y)
+/* String ids by their bytes; ARG is the builder. */
+static int by_string(const void *x, const void *y, void *arg)
 {
-	const struct idx_bstr *a = &sort_b->strs[*(const uint32_t *)x];
-	const struct idx_bstr *c = &sort_b->strs[*(const uint32_t *)y];
+	const struct idx_builder *b = arg;
+	const struct idx_bstr *a = &b->strs[*(const uint32_t *)x];
+	const struct idx_bstr *c = &b->strs[*(const uint32_t *)y];
 	size_t n = a->len < c->len ? a->len : c->len;
 	int r = memcmp(a->s, c->s, n);
 
@@ -467,12 +467,12 @@ static enum mp_errcode forest_order(size_t n, const struct idx_rec *recs,
 	return MP_OK;
 }
 
-static uint32_t (*sort_frames)[6];
-
-static int by_frame(const void *x, const void *y)
+/* Frame ids by their six columns; ARG is the frame table. */
+static int by_frame(const void *x, const void *y, void *arg)
 {
-	const uint32_t *a = sort_frames[*(const uint32_t *)x];
-	const uint32_t *c = sort_frames[*(const uint32_t *)y];
+	uint32_t (*frames)[6] = arg;
+	const uint32_t *a = frames[*(const uint32_t *)x];
+	const uint32_t *c = frames[*(const uint32_t *)y];
 
 	for (int i = 0; i < 6; i++)
 		if (a[i] != c[i])
@@ -821,8 +821,7 @@ enum mp_errcode idx_builder_write(struct idx_builder *b, FILE *out,
 	for (size_t i = 0; i < nstr; i++)
 		if (used_str[i])
 			tmp[nused++] = (uint32_t)i;
-	sort_b = b;
-	qsort(tmp, nused, sizeof(*tmp), by_string);
+	qsort_r(tmp, nused, sizeof(*tmp), by_string, b);
 	for (size_t i = 0; i < nused; i++) {
 		struct idx_bstr *s = &b->strs[tmp[i]];
 		unsigned char *p;
@@ -870,8 +869,7 @@ enum mp_errcode idx_builder_write(struct idx_builder *b, FILE *out,
 			t.frames[i][1] = t.path_out[b->frames[i][1] - 1] + 1;
 		t.frame_new_to_old[nused++] = (uint32_t)i;
 	}
-	sort_frames = t.frames;
-	qsort(t.frame_new_to_old, nused, sizeof(uint32_t), by_frame);
+	qsort_r(t.frame_new_to_old, nused, sizeof(uint32_t), by_frame, t.frames);
 	for (size_t k = 0; k < nused; k++)
 		t.frame_out[t.frame_new_to_old[k]] = (uint32_t)k;
 	sec_off[SEC_FRAMES] = o.n;
@@ -1516,13 +1514,13 @@ static bool collect_items(const struct idx_file *f, struct ht_disk_item **out)
 	return true;
 }
 
-static const struct idx_file *sort_f;
-
-static int by_item_name(const void *x, const void *y)
+/* Hash table items by their function's name; ARG is the file. */
+static int by_item_name(const void *x, const void *y, void *arg)
 {
 	const struct ht_disk_item *a = x, *b = y;
+	const struct idx_file *f = arg;
 
-	return strcmp(string_at(sort_f, a->name), string_at(sort_f, b->name));
+	return strcmp(string_at(f, a->name), string_at(f, b->name));
 }
 
 static int by_record(const void *x, const void *y)
@@ -1553,8 +1551,7 @@ static enum mp_errcode check_items(const struct idx_file *f,
 				       string_at(f, items[i].name),
 				       items[i - 1].record_offset,
 				       items[i].record_offset);
-	sort_f = f;
-	qsort(items, n, sizeof(*items), by_item_name);
+	qsort_r(items, n, sizeof(*items), by_item_name, (void *)f);
 	for (uint32_t i = 1; i < n; i++)
 		if (strcmp(string_at(f, items[i - 1].name),
 			   string_at(f, items[i].name)) == 0)
@@ -1646,8 +1643,8 @@ int idx_foreach_context(const struct idx_file *f, idx_context_fn fn, void *arg)
 
 	if (!collect_items(f, &items))
 		return -1;
-	sort_f = f;
-	qsort(items, f->hash.nentries, sizeof(*items), by_item_name);
+	qsort_r(items, f->hash.nentries, sizeof(*items), by_item_name,
+		(void *)f);
 	for (uint32_t i = 0; i < f->hash.nentries && !r; i++)
 		r = walk_record(f, &items[i], fn, arg, &hb, NULL, NULL);
 	free(items);
