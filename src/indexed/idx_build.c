@@ -1,0 +1,339 @@
+/*
+ * idx_build.c - the indexed profile's builder: strings, file paths,
+ * frames and the call-stack trie interned, contexts folded (idx.h).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "idx_format.h"
+
+static bool str_eq(const void *key, uint32_t id, const void *ctx)
+{
+	const struct idx_bstr *k = key;
+	const struct idx_builder *b = ctx;
+
+	return b->strs[id].len == k->len && memcmp(b->strs[id].s, k->s, k->len) == 0;
+}
+
+static bool frame_eq(const void *key, uint32_t id, const void *ctx)
+{
+	const struct idx_builder *b = ctx;
+
+	return memcmp(b->frames[id], key, sizeof(b->frames[0])) == 0;
+}
+
+static enum mp_errcode intern_str(struct idx_builder *b, const char *s,
+				  size_t len, uint32_t *out)
+{
+	struct idx_bstr key = { s, (uint32_t)len, 0 };
+	uint64_t h;
+	uint32_t id;
+	char *copy;
+
+	if (len > UINT32_MAX / 2)
+		return MP_E_TOO_LARGE;
+	h = mp_hash_bytes(s, len, 0);
+	id = ht_find(&b->str_ht, h, str_eq, &key, b);
+	if (id != HT_NONE) {
+		*out = id;
+		return MP_OK;
+	}
+	if (!MP_GROW(b->strs, b->astrs, b->nstrs + 1))
+		return MP_E_NOMEM;
+	copy = mp_arena_alloc(&b->arena, len + 1);
+	if (!copy)
+		return MP_E_NOMEM;
+	memcpy(copy, s, len);
+	b->strs[b->nstrs] = (struct idx_bstr){ copy, (uint32_t)len, 0 };
+	if (ht_insert(&b->str_ht, h, (uint32_t)b->nstrs))
+		return MP_E_NOMEM;
+	*out = (uint32_t)b->nstrs++;
+	return MP_OK;
+}
+
+/* The index of pair KEY in ARR (through MAP), appended if new. */
+static enum mp_errcode intern_rec(struct idx_rec **arr, size_t *n,
+				  size_t *alloc, struct ht_map *map,
+				  struct idx_rec key, uint32_t *out)
+{
+	uint64_t k = ht_pair_key(key.a, key.b);
+	enum mp_errcode rc;
+
+	if (ht_map_get(map, k, out))
+		return MP_OK;
+	if (*n >= UINT32_MAX - 1)
+		return MP_E_TOO_LARGE;
+	if (!MP_GROW(*arr, *alloc, *n + 1))
+		return MP_E_NOMEM;
+	(*arr)[*n] = key;
+	if ((rc = ht_map_put(map, k, (uint32_t)*n)))
+		return rc;
+	*out = (uint32_t)(*n)++;
+	return MP_OK;
+}
+
+/* The path node of FILE (components split at '/'), + 1; 0 for NULL. */
+static enum mp_errcode intern_path(struct idx_builder *b, const char *file,
+				   uint32_t *out)
+{
+	uint32_t parent1 = 0;
+	const char *p = file;
+	enum mp_errcode rc;
+
+	if (!file) {
+		*out = 0;
+		return MP_OK;
+	}
+	for (;;) {
+		const char *slash = strchr(p, '/');
+		size_t len = slash ? (size_t)(slash - p) : strlen(p);
+		struct idx_rec key;
+		uint32_t name, node;
+
+		rc = intern_str(b, p, len, &name);
+		if (rc)
+			return rc;
+		key = (struct idx_rec){ name, parent1 };
+		rc = intern_rec(&b->paths, &b->npaths, &b->apaths,
+				&b->path_map, key, &node);
+		if (rc)
+			return rc;
+		parent1 = node + 1;
+		if (!slash)
+			break;
+		p = slash + 1;
+	}
+	*out = parent1;
+	return MP_OK;
+}
+
+static enum mp_errcode intern_frame(struct idx_builder *b,
+				    const struct idx_frame *f, uint32_t *out)
+{
+	uint32_t key[6], id;
+	uint64_t h;
+	enum mp_errcode rc;
+
+	memset(key, 0, sizeof(key));
+	rc = intern_str(b, f->function ? f->function : "",
+			f->function ? strlen(f->function) : 0, &key[0]);
+	if (rc)
+		return rc;
+	if (f->flags & IDX_FRAME_UNSYMBOLIZED) {
+		key[2] = (uint32_t)f->offset;
+		key[3] = (uint32_t)(f->offset >> 32);
+	} else {
+		rc = intern_path(b, f->file, &key[1]);
+		if (rc)
+			return rc;
+		key[2] = f->line;
+		key[3] = f->column;
+		key[4] = f->discriminator;
+	}
+	key[5] = f->flags & (IDX_FRAME_INLINED | IDX_FRAME_UNSYMBOLIZED);
+	h = mp_hash_bytes(key, sizeof(key), 1);
+	id = ht_find(&b->frame_ht, h, frame_eq, key, b);
+	if (id != HT_NONE) {
+		*out = id;
+		return MP_OK;
+	}
+	if (b->nframes >= UINT32_MAX - 1)
+		return MP_E_TOO_LARGE;
+	if (!MP_GROW(b->frames, b->aframes, b->nframes + 1))
+		return MP_E_NOMEM;
+	memcpy(b->frames[b->nframes], key, sizeof(key));
+	if (ht_insert(&b->frame_ht, h, (uint32_t)b->nframes))
+		return MP_E_NOMEM;
+	*out = (uint32_t)b->nframes++;
+	return MP_OK;
+}
+
+void idx_builder_init(struct idx_builder *b)
+{
+	uint32_t empty;
+
+	memset(b, 0, sizeof(*b));
+	/* String 0 is "", the name of the root of absolute paths. */
+	intern_str(b, "", 0, &empty);
+}
+
+void idx_builder_release(struct idx_builder *b)
+{
+	if (!b)
+		return;
+	for (size_t i = 0; i < b->nctxs; i++)
+		free(b->ctxs[i].hist);
+	free(b->strs);
+	free(b->paths);
+	free(b->frames);
+	free(b->trie);
+	free(b->ctxs);
+	free(b->node_ctx);
+	ht_release(&b->str_ht);
+	ht_map_release(&b->path_map);
+	ht_release(&b->frame_ht);
+	ht_map_release(&b->trie_map);
+	free(b->path_frames);
+	free(b->path_nodes);
+	mp_arena_release(&b->arena);
+	memset(b, 0, sizeof(*b));
+}
+
+enum mp_errcode idx_builder_reserve(struct idx_builder *b, size_t n)
+{
+	size_t want;
+	struct idx_bctx *c;
+
+	if (!mp_add(b->nctxs, n, &want))
+		return MP_E_NOMEM;
+	if (want <= b->actxs)
+		return MP_OK;
+	if (want > SIZE_MAX / sizeof(*c) ||
+	    !(c = realloc(b->ctxs, want * sizeof(*c))))
+		return MP_E_NOMEM;
+	mp_want_huge_pages(c, want * sizeof(*c));
+	b->ctxs = c;
+	b->actxs = want;
+	return MP_OK;
+}
+
+void idx_builder_count_inputs(struct idx_builder *b, uint64_t n)
+{
+	b->inputs += n;
+}
+
+static enum mp_errcode add_hist(struct idx_bctx *c, const uint64_t *hist,
+				uint32_t nhist, uint64_t weight)
+{
+	if (nhist > c->nhist) {
+		uint64_t *h = realloc(c->hist, (size_t)nhist * sizeof(*h));
+
+		if (!h)
+			return MP_E_NOMEM;
+		memset(h + c->nhist, 0, (size_t)(nhist - c->nhist) * sizeof(*h));
+		c->hist = h;
+	}
+	for (uint32_t i = 0; i < nhist; i++) {
+		uint64_t v, s;
+
+		v = __builtin_mul_overflow(hist[i], weight, &v) ? UINT64_MAX : v;
+		c->hist[i] = __builtin_add_overflow(c->hist[i], v, &s) ? UINT64_MAX : s;
+	}
+	if (nhist > c->nhist)
+		c->nhist = nhist;
+	return MP_OK;
+}
+
+enum mp_errcode idx_builder_frame(struct idx_builder *b,
+				  const struct idx_frame *f, uint32_t *id)
+{
+	return intern_frame(b, f, id);
+}
+
+enum mp_errcode idx_builder_add_stack(struct idx_builder *b,
+				      const uint32_t *frames, uint32_t n,
+				      const struct mp_mib *mib,
+				      const uint64_t *hist, uint32_t nhist,
+				      uint64_t weight, struct mp_err *err)
+{
+	uint32_t parent1, node, k = 0;
+	struct idx_bctx *c;
+	struct mp_mib m = *mib;
+	enum mp_errcode rc;
+
+	if (n == 0)
+		return mp_fail(err, MP_E_INVALID, "a context with no frame");
+	if (!MP_GROW(b->path_frames, b->apath_frames, n) ||
+	    !MP_GROW(b->path_nodes, b->apath_nodes, n))
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	/*
+	 * From the outermost frame in, so stacks share prefixes.  The prefix
+	 * this stack shares with the previous one has its nodes in the path
+	 * already: callers that add stacks in order (merge sorts them) make
+	 * most frames cost nothing, and the rest one probe each.
+	 */
+	while (k < n && k < b->npath && b->path_frames[k] == frames[n - 1 - k])
+		k++;
+	parent1 = k ? b->path_nodes[k - 1] + 1 : 0;
+	for (; k < n; k++) {
+		uint32_t f = frames[n - 1 - k];
+
+		b->npath = k;	/* the path is valid up to here */
+		if (f >= b->nframes)
+			return mp_fail(err, MP_E_INVALID,
+				       "frame id %u out of range", f);
+		rc = intern_rec(&b->trie, &b->ntrie, &b->atrie, &b->trie_map,
+				(struct idx_rec){ f, parent1 }, &node);
+		if (rc)
+			return mp_fail(err, rc, NULL);
+		b->path_frames[k] = f;
+		b->path_nodes[k] = node;
+		parent1 = node + 1;
+	}
+	b->npath = n;
+	node = b->path_nodes[n - 1];
+	if (b->ntrie > b->anode_ctx) {
+		size_t old = b->anode_ctx;
+
+		if (!MP_GROW(b->node_ctx, b->anode_ctx, b->ntrie))
+			return mp_fail(err, MP_E_NOMEM, NULL);
+		memset(b->node_ctx + old, 0,
+		       (b->anode_ctx - old) * sizeof(*b->node_ctx));
+	}
+	if (weight > 1)
+		mib_scale(&m, weight);
+	if (b->node_ctx[node]) {
+		c = &b->ctxs[b->node_ctx[node] - 1];
+		mib_fold(&c->mib, &m);
+	} else {
+		if (!MP_GROW(b->ctxs, b->actxs, b->nctxs + 1))
+			return mp_fail(err, MP_E_NOMEM, NULL);
+		c = &b->ctxs[b->nctxs];
+		memset(c, 0, sizeof(*c));
+		c->node = node;
+		c->mib = m;
+		b->node_ctx[node] = (uint32_t)++b->nctxs;
+	}
+	if (nhist && add_hist(c, hist, nhist, weight ? weight : 1))
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	c->mib.v[MIB_AccessHistogramSize] = c->nhist;
+	return MP_OK;
+}
+
+enum mp_errcode idx_builder_add(struct idx_builder *b,
+				const struct idx_frame *frames, uint32_t n,
+				const struct mp_mib *mib, const uint64_t *hist,
+				uint32_t nhist, uint64_t weight,
+				struct mp_err *err)
+{
+	uint32_t small[64], *ids = n <= 64 ? small : malloc(n * sizeof(*ids));
+	enum mp_errcode rc = MP_OK;
+
+	if (!ids)
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	for (uint32_t k = 0; k < n && !rc; k++)
+		rc = intern_frame(b, &frames[k], &ids[k]);
+	if (rc)
+		mp_fail(err, rc, NULL);
+	else
+		rc = idx_builder_add_stack(b, ids, n, mib, hist, nhist, weight, err);
+	if (ids != small)
+		free(ids);
+	return rc;
+}
+
+void idx_builder_stats(const struct idx_builder *b, struct idx_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->contexts = b->nctxs;
+	out->strings = b->nstrs;
+	for (size_t i = 0; i < b->nstrs; i++)
+		out->string_bytes += b->strs[i].len + 1;
+	out->paths = b->npaths;
+	out->frames = b->nframes;
+	out->trie_nodes = b->ntrie;
+	out->inputs = b->inputs;
+}
+

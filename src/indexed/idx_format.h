@@ -1,0 +1,70 @@
+/*
+ * idx_format.h - private to src/indexed/: the constants of the indexed
+ * format as memprof-data-format(5) names them, and the builder's records
+ * that idx_build.c makes and idx_write.c lays out.  The reader
+ * (idx_read.c) and the writer take every offset and size from here.
+ */
+#ifndef IDX_FORMAT_H
+#define IDX_FORMAT_H
+
+#include "idx.h"
+
+/* Section ids, in the order they are written. */
+enum {
+	SEC_SUMMARY = 1, SEC_STRINGS, SEC_PATHS, SEC_FRAMES, SEC_TRIE,
+	SEC_SCHEMA, SEC_RECORDS, SEC_HASH, SEC__COUNT
+};
+
+/* The header: fields at these offsets, little-endian. */
+#define HEADER_SIZE 64
+#define IDX_HDR_MAGIC 0		/* IDX_MAGIC_SIZE bytes */
+#define IDX_HDR_VERSION 8	/* u32 */
+#define IDX_HDR_HASH_TYPE 12	/* u32 */
+#define IDX_HDR_FILE_SIZE 16	/* u64 */
+#define IDX_HDR_NSECTIONS 24	/* u32 */
+#define IDX_HDR_RESERVED 28	/* u32, 0 */
+#define IDX_HDR_CONTEXTS 32	/* u64 */
+#define IDX_HDR_FUNCTIONS 40	/* u64 */
+#define IDX_HDR_INPUTS 48	/* u64 */
+
+/* The section table, right after the header: one entry per section. */
+#define SECTION_ENTRY_SIZE 24
+#define IDX_SEC_ID 0		/* u32 (then 4 reserved bytes) */
+#define IDX_SEC_OFFSET 8	/* u64, from the start of the file */
+#define IDX_SEC_SIZE 16		/* u64 */
+#define MAX_SECTIONS 16
+
+#define PATH_NODE_SIZE 8
+#define FRAMES_HEADER 12	/* count, six column widths, reserved */
+#define FRAME_COLUMNS 6
+#define TRIE_HEADER 4		/* count; the first node is at offset 4 */
+#define HASH_TYPE_FNV1A 1
+#define TYPE_VARINT 1
+#define TYPE_VARINT_ARRAY 2
+#define TAG_HISTOGRAM 27
+
+/* The summary's totals. */
+static const enum mib_field summary_fields[] = {
+	MIB_AllocCount, MIB_TotalSize, MIB_TotalAccessCount, MIB_TotalLifetime,
+};
+#define NSUMMARY (sizeof(summary_fields) / sizeof(summary_fields[0]))
+
+/* The builder's interned strings, forest records and contexts. */
+struct idx_bstr {
+	const char *s;
+	uint32_t len;
+	uint32_t out;		/* string id in the output */
+};
+
+struct idx_rec {
+	uint32_t a, b;		/* paths: name, parent+1; trie: frame, parent+1 */
+};
+
+struct idx_bctx {
+	uint32_t node;
+	uint32_t nhist;
+	uint64_t *hist;
+	struct mp_mib mib;
+};
+
+#endif /* IDX_FORMAT_H */

@@ -1,0 +1,780 @@
+/*
+ * idx_read.c - opening an indexed profile: every offset, count and
+ * length checked before it is followed, then contexts and frames read in
+ * place (idx.h).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "idx_format.h"
+
+const char *const idx_section_names[9] = {
+	"", "summary", "strings", "paths", "frames", "trie", "schema",
+	"records", "hash",
+};
+
+bool idx_is_indexed(const void *data, size_t size)
+{
+	return size >= IDX_MAGIC_SIZE && memcmp(data, IDX_MAGIC, IDX_MAGIC_SIZE) == 0;
+}
+
+/* Decode a varint at *P, not past END; false if malformed or cut off. */
+static bool get_varint(const unsigned char **p, const unsigned char *end,
+		       uint64_t *v)
+{
+	uint64_t r = 0;
+
+	for (int i = 0; i < 10; i++) {
+		unsigned char c;
+
+		if (*p >= end)
+			return false;
+		c = *(*p)++;
+		/* The tenth byte may only carry the 64th bit. */
+		if (i == 9 && c > 1)
+			return false;
+		r |= (uint64_t)(c & 0x7f) << (7 * i);
+		if (!(c & 0x80)) {
+			*v = r;
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool string_ok(const struct idx_file *f, uint32_t id)
+{
+	const unsigned char *s = f->sec[SEC_STRINGS];
+
+	return id < f->sec_size[SEC_STRINGS] && (id == 0 || s[id - 1] == 0);
+}
+
+static const char *string_at(const struct idx_file *f, uint32_t id)
+{
+	return (const char *)f->sec[SEC_STRINGS] + id;
+}
+
+static bool name_ok(uint32_t name, uint64_t *hash, const void *ctx)
+{
+	const struct idx_file *f = ctx;
+
+	if (!string_ok(f, name))
+		return false;
+	*hash = ht_disk_hash(string_at(f, name), strlen(string_at(f, name)));
+	return true;
+}
+
+/* Column COL of stack entry I, which the caller knows is in the table. */
+static uint32_t frame_get(const struct idx_file *f, uint32_t i, int col)
+{
+	const unsigned char *p = f->sec[SEC_FRAMES] + FRAMES_HEADER +
+				 (size_t)i * f->frame_size + f->frame_col[col];
+	uint32_t v = 0;
+
+	for (unsigned k = f->frame_width[col]; k-- > 0;)
+		v = v << 8 | p[k];
+	return v;
+}
+
+/*
+ * The trie node at offset NODE: its frame, and its parent's offset + 1
+ * (0 for a root).  Every node was checked by idx_open(); the bounds here
+ * only keep an id that did not come from the file from reading outside
+ * the section or walking forwards.
+ */
+static void node_at(const struct idx_file *f, uint32_t node, uint32_t *frame,
+		    uint32_t *parent1)
+{
+	const unsigned char *p = f->sec[SEC_TRIE] + node,
+			    *end = f->sec[SEC_TRIE] + f->trie_size;
+	uint64_t fr = 0, up = 0;
+
+	*frame = 0;
+	*parent1 = 0;
+	if (node < TRIE_HEADER || node >= f->trie_size ||
+	    !get_varint(&p, end, &fr) || !get_varint(&p, end, &up))
+		return;
+	if (fr < f->nframes)
+		*frame = (uint32_t)fr;
+	if (up && up <= node - TRIE_HEADER)
+		*parent1 = node - (uint32_t)up + 1;
+}
+
+static const unsigned char *path_ptr(const struct idx_file *f, uint32_t i)
+{
+	return f->sec[SEC_PATHS] + 4 + (size_t)i * PATH_NODE_SIZE;
+}
+
+static bool is_node(const uint8_t *starts, uint64_t off)
+{
+	return starts[off / 8] >> (off % 8) & 1;
+}
+
+struct span {
+	uint64_t off, size;
+	int id;
+};
+
+static int by_offset(const void *x, const void *y)
+{
+	const struct span *a = x, *b = y;
+
+	return a->off < b->off ? -1 : a->off > b->off;
+}
+
+static enum mp_errcode open_sections(struct idx_file *f, struct mp_err *err)
+{
+	const unsigned char *d = f->data;
+	struct span spans[SEC__COUNT];
+	uint32_t n = mp_le32(d + IDX_HDR_NSECTIONS);
+	int nspans = 0;
+
+	if (n == 0 || n > MAX_SECTIONS)
+		return mp_fail(err, MP_E_CORRUPT,
+			       "section count %" PRIu32 " is not between 1 and %d",
+			       n, MAX_SECTIONS);
+	if (HEADER_SIZE + (size_t)n * SECTION_ENTRY_SIZE > f->size)
+		return mp_fail(err, MP_E_CORRUPT,
+			       "section table of %" PRIu32 " entries runs past "
+			       "the end of the file", n);
+	for (uint32_t i = 0; i < n; i++) {
+		const unsigned char *e = d + HEADER_SIZE + (size_t)i * SECTION_ENTRY_SIZE;
+		uint32_t id = mp_le32(e + IDX_SEC_ID);
+		uint64_t off = mp_le64(e + IDX_SEC_OFFSET);
+		uint64_t size = mp_le64(e + IDX_SEC_SIZE);
+
+		if (id == 0 || id >= SEC__COUNT)
+			continue;	/* unknown: skipped */
+		if (f->sec[id])
+			return mp_fail(err, MP_E_CORRUPT,
+				       "section %s appears twice",
+				       idx_section_names[id]);
+		if (off % 8 || off < HEADER_SIZE + (uint64_t)n * SECTION_ENTRY_SIZE ||
+		    !mp_in_bounds(off, size, f->size))
+			return mp_fail(err, MP_E_CORRUPT,
+				       "section %s (offset 0x%" PRIx64 ", size %"
+				       PRIu64 ") is misaligned or outside the "
+				       "file (%zu bytes)", idx_section_names[id],
+				       off, size, f->size);
+		f->sec[id] = d + off;
+		f->sec_size[id] = (size_t)size;
+		spans[nspans++] = (struct span){ off, size, (int)id };
+	}
+	for (int id = 1; id < SEC__COUNT; id++)
+		if (!f->sec[id])
+			return mp_fail(err, MP_E_CORRUPT, "section %s is missing",
+				       idx_section_names[id]);
+	qsort(spans, (size_t)nspans, sizeof(spans[0]), by_offset);
+	for (int i = 1; i < nspans; i++)
+		if (spans[i - 1].off + spans[i - 1].size > spans[i].off)
+			return mp_fail(err, MP_E_CORRUPT,
+				       "sections %s and %s overlap",
+				       idx_section_names[spans[i - 1].id],
+				       idx_section_names[spans[i].id]);
+	return MP_OK;
+}
+
+/* Check a table of COUNT entries of ENTRY bytes after HDR header bytes. */
+static enum mp_errcode table_fits(const struct idx_file *f, int id, size_t hdr,
+				  size_t entry, uint32_t *count,
+				  struct mp_err *err)
+{
+	if (f->sec_size[id] < hdr)
+		return mp_fail(err, MP_E_CORRUPT,
+			       "section %s is %zu bytes, too small for its "
+			       "count", idx_section_names[id], f->sec_size[id]);
+	*count = mp_le32(f->sec[id]);
+	if ((uint64_t)*count * entry > f->sec_size[id] - hdr)
+		return mp_fail(err, MP_E_CORRUPT,
+			       "section %s claims %" PRIu32 " entries of %zu "
+			       "bytes but holds %zu bytes", idx_section_names[id],
+			       *count, entry, f->sec_size[id] - hdr);
+	return MP_OK;
+}
+
+/*
+ * The stack-entry table: column widths, then fixed-size entries, strictly
+ * increasing (which also bounds the count of a table of width 0 to one).
+ */
+static enum mp_errcode check_frames(struct idx_file *f, struct mp_err *err)
+{
+	const unsigned char *p = f->sec[SEC_FRAMES];
+	size_t size = f->sec_size[SEC_FRAMES];
+
+	if (size < FRAMES_HEADER)
+		return mp_fail(err, MP_E_CORRUPT,
+			       "section frames is %zu bytes, too small for its "
+			       "header", size);
+	f->nframes = mp_le32(p);
+	f->frame_size = 0;
+	for (int c = 0; c < FRAME_COLUMNS; c++) {
+		if (p[4 + c] > 4)
+			return mp_fail(err, MP_E_CORRUPT,
+				       "stack-entry column %d has width %u (at "
+				       "most 4)", c, p[4 + c]);
+		f->frame_width[c] = p[4 + c];
+		f->frame_col[c] = (uint8_t)f->frame_size;
+		f->frame_size += p[4 + c];
+	}
+	if ((uint64_t)f->nframes * f->frame_size > size - FRAMES_HEADER)
+		return mp_fail(err, MP_E_CORRUPT,
+			       "section frames claims %" PRIu32 " entries of %"
+			       PRIu32 " bytes but holds %zu bytes", f->nframes,
+			       f->frame_size, size - FRAMES_HEADER);
+	for (uint32_t i = 0; i < f->nframes; i++) {
+		uint32_t flags = frame_get(f, i, 5), path1 = frame_get(f, i, 1);
+		int c = 0;
+
+		if (!string_ok(f, frame_get(f, i, 0)))
+			return mp_fail(err, MP_E_CORRUPT,
+				       "stack entry %" PRIu32 " names string id %"
+				       PRIu32 ", which is not a string", i,
+				       frame_get(f, i, 0));
+		if (path1 > f->npaths ||
+		    ((flags & IDX_FRAME_UNSYMBOLIZED) && path1))
+			return mp_fail(err, MP_E_CORRUPT,
+				       "stack entry %" PRIu32 " has file node %"
+				       PRIu32 " (of %" PRIu32 ")", i, path1,
+				       f->npaths);
+		if (flags & ~(IDX_FRAME_INLINED | IDX_FRAME_UNSYMBOLIZED))
+			return mp_fail(err, MP_E_CORRUPT,
+				       "stack entry %" PRIu32 " has unknown "
+				       "flags 0x%" PRIx32, i, flags);
+		if (i == 0)
+			continue;
+		while (c < FRAME_COLUMNS &&
+		       frame_get(f, i, c) == frame_get(f, i - 1, c))
+			c++;
+		if (c == FRAME_COLUMNS ||
+		    frame_get(f, i, c) < frame_get(f, i - 1, c))
+			return mp_fail(err, MP_E_CORRUPT,
+				       "stack entry %" PRIu32 " does not sort "
+				       "after stack entry %" PRIu32 " (entries "
+				       "are sorted and distinct)", i, i - 1);
+	}
+	return MP_OK;
+}
+
+/*
+ * The call-stack trie, in one pass in order: each node's varints, its
+ * frame, and its parent, which must start an earlier node.  *STARTS gets
+ * a bitmap of node starts (bit i: a node begins at offset i), for the
+ * records' stack ids; the caller frees it, also on failure.
+ */
+static enum mp_errcode check_trie(struct idx_file *f, uint8_t **starts,
+				  struct mp_err *err)
+{
+	const unsigned char *base = f->sec[SEC_TRIE], *p, *end;
+	size_t size = f->sec_size[SEC_TRIE];
+	uint32_t n = 0;
+
+	if (size < TRIE_HEADER)
+		return mp_fail(err, MP_E_CORRUPT,
+			       "section trie is %zu bytes, too small for its "
+			       "count", size);
+	/* A stack id plus one (idx_node_parent1()) must fit 32 bits. */
+	if (size >= UINT32_MAX - 1)
+		return mp_fail(err, MP_E_CORRUPT,
+			       "section trie is %zu bytes, too large for 32-bit "
+			       "stack ids", size);
+	f->ntrie = mp_le32(base);
+	f->trie_size = (uint32_t)size;
+	*starts = calloc(size / 8 + 1, 1);
+	if (!*starts)
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	end = base + size;
+	for (p = base + TRIE_HEADER; p < end; n++) {
+		uint32_t off = (uint32_t)(p - base);
+		uint64_t frame, up;
+
+		if (!get_varint(&p, end, &frame) || !get_varint(&p, end, &up))
+			return mp_fail(err, MP_E_CORRUPT,
+				       "trie node at offset %" PRIu32 " is malformed "
+				       "or runs past the section", off);
+		if (frame >= f->nframes)
+			return mp_fail(err, MP_E_CORRUPT,
+				       "trie node at offset %" PRIu32 " names stack "
+				       "entry %" PRIu64 " of %" PRIu32, off, frame,
+				       f->nframes);
+		if (up && (up > off - TRIE_HEADER || !is_node(*starts, off - up)))
+			return mp_fail(err, MP_E_CORRUPT,
+				       "trie node at offset %" PRIu32 " has its "
+				       "parent %" PRIu64 " bytes back, not at an "
+				       "earlier node", off, up);
+		(*starts)[off / 8] |= (uint8_t)(1u << (off % 8));
+	}
+	if (n != f->ntrie)
+		return mp_fail(err, MP_E_CORRUPT,
+			       "trie holds %" PRIu32 " nodes, its count says %"
+			       PRIu32, n, f->ntrie);
+	return MP_OK;
+}
+
+static enum mp_errcode check_tables(struct idx_file *f, uint8_t **starts,
+				    struct mp_err *err)
+{
+	uint32_t n;
+	enum mp_errcode rc;
+
+	if (f->sec_size[SEC_STRINGS] == 0 ||
+	    f->sec[SEC_STRINGS][f->sec_size[SEC_STRINGS] - 1] != 0)
+		return mp_fail(err, MP_E_CORRUPT,
+			       "string table does not end with a NUL byte");
+	if ((rc = table_fits(f, SEC_SUMMARY, 8, 16, &n, err)))
+		return rc;
+
+	if ((rc = table_fits(f, SEC_PATHS, 4, PATH_NODE_SIZE, &f->npaths, err)))
+		return rc;
+	for (uint32_t i = 0; i < f->npaths; i++) {
+		const unsigned char *p = path_ptr(f, i);
+
+		if (!string_ok(f, mp_le32(p)))
+			return mp_fail(err, MP_E_CORRUPT,
+				       "path node %" PRIu32 " names string id %"
+				       PRIu32 ", which is not a string", i,
+				       mp_le32(p));
+		if (mp_le32(p + 4) > i)
+			return mp_fail(err, MP_E_CORRUPT,
+				       "path node %" PRIu32 " has parent %" PRIu32
+				       ", not an earlier node", i, mp_le32(p + 4) - 1);
+	}
+
+	if ((rc = check_frames(f, err)) || (rc = check_trie(f, starts, err)))
+		return rc;
+
+	if ((rc = table_fits(f, SEC_SCHEMA, 4, 2, &f->nschema, err)))
+		return rc;
+	if (f->nschema > 64)
+		return mp_fail(err, MP_E_CORRUPT,
+			       "MIB schema has %" PRIu32 " fields (at most 64)",
+			       f->nschema);
+	for (uint32_t i = 0; i < f->nschema; i++) {
+		const unsigned char *p = f->sec[SEC_SCHEMA] + 4 + 2 * (size_t)i;
+
+		f->schema_tag[i] = p[0];
+		f->schema_type[i] = p[1];
+		if (p[1] != TYPE_VARINT && p[1] != TYPE_VARINT_ARRAY)
+			return mp_fail(err, MP_E_CORRUPT,
+				       "MIB schema field %" PRIu32 " (tag %u) has "
+				       "unknown type %u", i, p[0], p[1]);
+		for (uint32_t k = 0; k < i; k++)
+			if (f->schema_tag[k] == p[0])
+				return mp_fail(err, MP_E_CORRUPT,
+					       "MIB schema lists tag %u twice", p[0]);
+	}
+	return MP_OK;
+}
+
+/* Scratch space for one histogram while a record is decoded. */
+struct hist_buf {
+	uint64_t *v;
+	size_t alloc;
+};
+
+/*
+ * Decode the record of ITEM: check it when FN is NULL (ERR set on the
+ * first problem; STARTS is the bitmap of trie node starts), else call FN
+ * on each context.  Returns MP_OK, an error code, or FN's non-zero result.
+ *
+ * A MIB stores only the fields its mask names; the others keep the value
+ * they had in the MIB before (0 or empty in the first), which is why C,
+ * and the histogram in HB, carry over from one context to the next.
+ */
+static int walk_record(const struct idx_file *f, const struct ht_disk_item *it,
+		       idx_context_fn fn, void *arg, struct hist_buf *hb,
+		       const uint8_t *starts, struct mp_err *err)
+{
+	const unsigned char *p, *end;
+	uint64_t n, id = 0;
+	struct idx_context c;
+
+	if (!mp_in_bounds(it->record_offset, it->record_size,
+			  f->sec_size[SEC_RECORDS]))
+		return mp_fail(err, MP_E_CORRUPT,
+			       "record of '%s' (offset %" PRIu32 ", size %" PRIu32
+			       ") lies outside the records section",
+			       string_at(f, it->name), it->record_offset,
+			       it->record_size);
+	p = f->sec[SEC_RECORDS] + it->record_offset;
+	end = p + it->record_size;
+	if (!get_varint(&p, end, &n) || n != it->contexts)
+		return mp_fail(err, MP_E_CORRUPT,
+			       "record of '%s' does not hold the %" PRIu32
+			       " contexts its hash-table item says",
+			       string_at(f, it->name), it->contexts);
+	memset(&c, 0, sizeof(c));
+	c.function = string_at(f, it->name);
+	for (uint64_t k = 0; k < n; k++) {
+		uint64_t step, mask;
+
+		/* Stack ids increase: each after the first is a step >= 1. */
+		if (!get_varint(&p, end, &step) || (k && step == 0) ||
+		    step >= f->trie_size - id)
+			return mp_fail(err, MP_E_CORRUPT,
+				       "record of '%s': context %" PRIu64 " has a "
+				       "bad or unsorted stack id", c.function, k);
+		id += step;
+		c.stack_id = (uint32_t)id;
+		if (starts && !is_node(starts, id))
+			return mp_fail(err, MP_E_CORRUPT,
+				       "record of '%s': context %" PRIu64 " has "
+				       "stack id %" PRIu64 ", which is not a trie "
+				       "node", c.function, k, id);
+		if (!get_varint(&p, end, &mask))
+			goto bad_field;
+		if (f->nschema < 64 && mask >> f->nschema)
+			return mp_fail(err, MP_E_CORRUPT,
+				       "record of '%s': context %" PRIu64 " stores "
+				       "fields the schema does not have (mask 0x%"
+				       PRIx64 ", %" PRIu32 " fields)", c.function,
+				       k, mask, f->nschema);
+		for (uint32_t s = 0; s < f->nschema; s++) {
+			uint8_t tag = f->schema_tag[s];
+			uint64_t v, len;
+
+			if (!(mask >> s & 1))
+				continue;
+			if (f->schema_type[s] == TYPE_VARINT) {
+				if (!get_varint(&p, end, &v))
+					goto bad_field;
+				if (tag >= 1 && tag <= MIB__COUNT)
+					c.mib.v[tag - 1] = v;
+				continue;
+			}
+			if (!get_varint(&p, end, &len) || len > (uint64_t)(end - p))
+				goto bad_field;
+			if (tag == TAG_HISTOGRAM && fn &&
+			    !MP_GROW(hb->v, hb->alloc, (size_t)len + 1))
+				return -1;
+			for (uint64_t i = 0; i < len; i++) {
+				if (!get_varint(&p, end, &v))
+					goto bad_field;
+				if (tag == TAG_HISTOGRAM && fn)
+					hb->v[i] = v;
+			}
+			if (tag == TAG_HISTOGRAM) {
+				if (len > UINT32_MAX)
+					goto bad_field;
+				c.nhist = (uint32_t)len;
+			}
+		}
+		if (!fn) {
+			/* The context belongs to its leaf frame's function. */
+			uint32_t fr, parent1;
+
+			node_at(f, c.stack_id, &fr, &parent1);
+			if (frame_get(f, fr, 0) != it->name)
+				return mp_fail(err, MP_E_CORRUPT,
+					       "record of '%s' holds stack %" PRIu32
+					       ", whose leaf is another function",
+					       c.function, c.stack_id);
+			continue;
+		}
+		c.hist = hb->v;
+		{
+			int r = fn(arg, f, &c);
+
+			if (r)
+				return r;
+		}
+	}
+	if (p != end)
+		return mp_fail(err, MP_E_CORRUPT,
+			       "record of '%s' has %zu bytes after its last context",
+			       c.function, (size_t)(end - p));
+	return MP_OK;
+bad_field:
+	return mp_fail(err, MP_E_CORRUPT,
+		       "record of '%s': a MIB field is malformed or runs past "
+		       "the record", c.function);
+}
+
+/* The items of the hash table, in chain order, into *OUT (malloc'ed). */
+static bool collect_items(const struct idx_file *f, struct ht_disk_item **out)
+{
+	struct ht_disk_item *items = malloc(((size_t)f->hash.nentries + 1) *
+					    sizeof(*items));
+	size_t k = 0;
+
+	if (!items)
+		return false;
+	for (uint32_t b = 0; b < f->hash.nbuckets; b++) {
+		uint32_t off = mp_le32(f->hash.base + 8 + (size_t)b * 4), count;
+
+		if (!off)
+			continue;
+		count = mp_le32(f->hash.base + off);
+		for (uint32_t i = 0; i < count; i++)
+			ht_disk_item_at(&f->hash, f->hash.base + off + 4 +
+					(size_t)i * HT_DISK_ITEM_SIZE, &items[k++]);
+	}
+	*out = items;
+	return true;
+}
+
+/* Hash table items by their function's name; ARG is the file. */
+static int by_item_name(const void *x, const void *y, void *arg)
+{
+	const struct ht_disk_item *a = x, *b = y;
+	const struct idx_file *f = arg;
+
+	return strcmp(string_at(f, a->name), string_at(f, b->name));
+}
+
+static int by_record(const void *x, const void *y)
+{
+	const struct ht_disk_item *a = x, *b = y;
+
+	return a->record_offset < b->record_offset ? -1
+	       : a->record_offset > b->record_offset;
+}
+
+/*
+ * Records must not overlap and a function has one: otherwise a small file
+ * could list one big record many times over.
+ */
+static enum mp_errcode check_items(const struct idx_file *f,
+				   struct ht_disk_item *items, struct mp_err *err)
+{
+	uint32_t n = f->hash.nentries;
+
+	qsort(items, n, sizeof(*items), by_record);
+	for (uint32_t i = 1; i < n; i++)
+		if ((uint64_t)items[i - 1].record_offset + items[i - 1].record_size >
+		    items[i].record_offset)
+			return mp_fail(err, MP_E_CORRUPT,
+				       "records of '%s' and '%s' overlap (offsets %"
+				       PRIu32 " and %" PRIu32 ")",
+				       string_at(f, items[i - 1].name),
+				       string_at(f, items[i].name),
+				       items[i - 1].record_offset,
+				       items[i].record_offset);
+	qsort_r(items, n, sizeof(*items), by_item_name, (void *)f);
+	for (uint32_t i = 1; i < n; i++)
+		if (strcmp(string_at(f, items[i - 1].name),
+			   string_at(f, items[i].name)) == 0)
+			return mp_fail(err, MP_E_CORRUPT,
+				       "function '%s' has two records",
+				       string_at(f, items[i].name));
+	return MP_OK;
+}
+
+enum mp_errcode idx_open(struct idx_file *f, const void *data, size_t size,
+			 struct mp_err *err)
+{
+	const unsigned char *d = data;
+	struct ht_disk_item *items = NULL;
+	uint8_t *starts = NULL;		/* trie node starts, while checking */
+	uint64_t version, hash_type, file_size, contexts = 0;
+	enum mp_errcode rc;
+
+	memset(f, 0, sizeof(*f));
+	f->data = d;
+	f->size = size;
+	if (!idx_is_indexed(data, size))
+		return mp_fail(err, MP_E_BAD_MAGIC, "not an indexed profile");
+	if (size < HEADER_SIZE)
+		return mp_fail(err, MP_E_TRUNCATED,
+			       "header is truncated (%zu of %d bytes)", size,
+			       HEADER_SIZE);
+	version = mp_le32(d + IDX_HDR_VERSION);
+	hash_type = mp_le32(d + IDX_HDR_HASH_TYPE);
+	file_size = mp_le64(d + IDX_HDR_FILE_SIZE);
+	if (version != IDX_VERSION)
+		return mp_fail(err, MP_E_BAD_VERSION,
+			       "unsupported indexed profile version %" PRIu64
+			       " (supported: %d)", version, IDX_VERSION);
+	if (hash_type != HASH_TYPE_FNV1A)
+		return mp_fail(err, MP_E_BAD_VERSION,
+			       "unsupported hash type %" PRIu64, hash_type);
+	if (file_size != size)
+		return mp_fail(err, file_size > size ? MP_E_TRUNCATED : MP_E_CORRUPT,
+			       "header says the file has %" PRIu64 " bytes, "
+			       "it has %zu", file_size, size);
+	f->ncontexts = mp_le64(d + IDX_HDR_CONTEXTS);
+	f->nfunctions = mp_le64(d + IDX_HDR_FUNCTIONS);
+	f->ninputs = mp_le64(d + IDX_HDR_INPUTS);
+	if ((rc = open_sections(f, err)) ||
+	    (rc = check_tables(f, &starts, err)))
+		goto out;
+	rc = ht_disk_open(&f->hash, f->sec[SEC_HASH], f->sec_size[SEC_HASH],
+			  name_ok, f, err);
+	if (rc)
+		goto out;
+	if (f->hash.nentries != f->nfunctions) {
+		rc = mp_fail(err, MP_E_CORRUPT,
+			     "header says %" PRIu64 " functions, the hash "
+			     "table holds %" PRIu32, f->nfunctions,
+			     f->hash.nentries);
+		goto out;
+	}
+	if (!collect_items(f, &items)) {
+		rc = mp_fail(err, MP_E_NOMEM, NULL);
+		goto out;
+	}
+	if ((rc = check_items(f, items, err)))
+		goto out;
+	for (uint32_t i = 0; i < f->hash.nentries; i++) {
+		int r = walk_record(f, &items[i], NULL, NULL, NULL, starts, err);
+
+		if (r) {
+			rc = (enum mp_errcode)r;
+			goto out;
+		}
+		contexts += items[i].contexts;
+	}
+	if (contexts != f->ncontexts)
+		rc = mp_fail(err, MP_E_CORRUPT,
+			     "header says %" PRIu64 " contexts, the records "
+			     "hold %" PRIu64, f->ncontexts, contexts);
+out:
+	free(items);
+	free(starts);
+	return rc;
+}
+
+int idx_foreach_context(const struct idx_file *f, idx_context_fn fn, void *arg)
+{
+	struct ht_disk_item *items;
+	struct hist_buf hb = { 0 };
+	int r = 0;
+
+	if (!collect_items(f, &items))
+		return -1;
+	qsort_r(items, f->hash.nentries, sizeof(*items), by_item_name,
+		(void *)f);
+	for (uint32_t i = 0; i < f->hash.nentries && !r; i++)
+		r = walk_record(f, &items[i], fn, arg, &hb, NULL, NULL);
+	free(items);
+	free(hb.v);
+	return r;
+}
+
+struct name_key {
+	const struct idx_file *f;
+	const char *name;
+};
+
+static bool same_name(uint32_t name, const void *ctx)
+{
+	const struct name_key *k = ctx;
+
+	return strcmp(string_at(k->f, name), k->name) == 0;
+}
+
+int idx_find_function(const struct idx_file *f, const char *name,
+		      idx_context_fn fn, void *arg)
+{
+	struct name_key key = { f, name };
+	struct ht_disk_item it;
+	struct hist_buf hb = { 0 };
+	int r;
+
+	if (!ht_disk_find(&f->hash, ht_disk_hash(name, strlen(name)), same_name,
+			  &key, &it))
+		return -2;
+	r = walk_record(f, &it, fn, arg, &hb, NULL, NULL);
+	free(hb.v);
+	return r;
+}
+
+uint32_t idx_node_parent1(const struct idx_file *f, uint32_t node)
+{
+	uint32_t frame, parent1;
+
+	node_at(f, node, &frame, &parent1);
+	return parent1;
+}
+
+uint32_t idx_stack_depth(const struct idx_file *f, uint32_t stack_id)
+{
+	uint32_t depth = 0, node1 = stack_id + 1, frame;
+
+	/* Parents lie at smaller offsets (checked), so this ends. */
+	while (node1) {
+		depth++;
+		node_at(f, node1 - 1, &frame, &node1);
+	}
+	return depth;
+}
+
+/*
+ * Join the components of path node NODE into BUF with '/' between them:
+ * an absolute path's root component is "", so it comes out with its
+ * leading '/'.
+ */
+static void path_string(const struct idx_file *f, uint32_t node, char *buf,
+			size_t size)
+{
+	uint32_t comp[256];
+	size_t n = 0, len = 0;
+	bool first = true;
+
+	for (uint32_t p1 = node + 1; p1 && n < 256; n++) {
+		comp[n] = mp_le32(path_ptr(f, p1 - 1));
+		p1 = mp_le32(path_ptr(f, p1 - 1) + 4);
+	}
+	buf[0] = '\0';
+	while (n-- > 0) {
+		int w = snprintf(buf + len, size - len, "%s%s", first ? "" : "/",
+				 string_at(f, comp[n]));
+
+		first = false;
+		if (w < 0 || (size_t)w >= size - len)
+			break;
+		len += (size_t)w;
+	}
+}
+
+void idx_stack_frame(const struct idx_file *f, uint32_t stack_id, uint32_t k,
+		     struct idx_frame *out, char *pathbuf, size_t size)
+{
+	uint32_t node = stack_id, fr, parent1, path1;
+
+	node_at(f, node, &fr, &parent1);
+	while (k-- > 0 && parent1) {
+		node = parent1 - 1;
+		node_at(f, node, &fr, &parent1);
+	}
+	memset(out, 0, sizeof(*out));
+	/* An empty table (no stack can then be asked for) has no entry 0. */
+	if (fr >= f->nframes) {
+		out->function = "";
+		return;
+	}
+	out->function = string_at(f, frame_get(f, fr, 0));
+	out->flags = frame_get(f, fr, 5);
+	path1 = frame_get(f, fr, 1);
+	if (out->flags & IDX_FRAME_UNSYMBOLIZED) {
+		out->offset = frame_get(f, fr, 2) |
+			      (uint64_t)frame_get(f, fr, 3) << 32;
+		return;
+	}
+	out->line = frame_get(f, fr, 2);
+	out->column = frame_get(f, fr, 3);
+	out->discriminator = frame_get(f, fr, 4);
+	if (path1 && size) {
+		path_string(f, path1 - 1, pathbuf, size);
+		out->file = pathbuf;
+	}
+}
+
+void idx_file_stats(const struct idx_file *f, struct idx_file_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->size = f->size;
+	for (int s = 1; s < SEC__COUNT; s++)
+		out->section_size[s] = f->sec_size[s];
+	for (size_t i = 0; i < f->sec_size[SEC_STRINGS]; i++)
+		out->strings += f->sec[SEC_STRINGS][i] == 0;
+	out->paths = f->npaths;
+	out->frames = f->nframes;
+	out->trie_nodes = f->ntrie;
+	out->contexts = f->ncontexts;
+	out->functions = f->nfunctions;
+	out->buckets = f->hash.nbuckets;
+	out->inputs = f->ninputs;
+}
+

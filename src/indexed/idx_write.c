@@ -1,0 +1,727 @@
+/*
+ * idx_write.c - the builder's contents laid out as an indexed profile:
+ * everything numbered in an order that depends only on the contents
+ * (so any input order gives the same bytes), then the sections written
+ * (memprof-data-format(5)).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "idx_format.h"
+
+/*
+ * Everything written is numbered in an order that depends only on the
+ * contents, never on the order contexts arrived in, so that merging the
+ * same contexts in any order gives the same bytes.
+ */
+
+/* String ids by their bytes; ARG is the builder. */
+static int by_string(const void *x, const void *y, void *arg)
+{
+	const struct idx_builder *b = arg;
+	const struct idx_bstr *a = &b->strs[*(const uint32_t *)x];
+	const struct idx_bstr *c = &b->strs[*(const uint32_t *)y];
+	size_t n = a->len < c->len ? a->len : c->len;
+	int r = memcmp(a->s, c->s, n);
+
+	if (r)
+		return r;
+	return a->len < c->len ? -1 : a->len > c->len;
+}
+
+/* A node of a forest to renumber: its key among siblings, its parent. */
+struct forest_ent {
+	uint32_t parent1, key, node;
+};
+
+static int by_parent_key(const void *x, const void *y)
+{
+	const struct forest_ent *a = x, *c = y;
+
+	if (a->parent1 != c->parent1)
+		return a->parent1 < c->parent1 ? -1 : 1;
+	return a->key < c->key ? -1 : a->key > c->key;
+}
+
+/*
+ * Renumber a forest of N nodes (PARENT1[i], KEY[i]) in depth-first
+ * pre-order, siblings by key: parents come before children, and the
+ * numbering depends only on the keys.  OUT[i] is node i's new index.
+ */
+static enum mp_errcode forest_order(size_t n, const struct idx_rec *recs,
+				    const uint32_t *key, uint32_t *out)
+{
+	struct forest_ent *e = malloc((n ? n : 1) * sizeof(*e));
+	uint32_t *first = malloc((n + 1) * sizeof(*first));
+	uint32_t *count = calloc(n + 1, sizeof(*count));
+	uint32_t *stack = malloc((n ? n : 1) * sizeof(*stack));
+	size_t sp = 0, next = 0;
+
+	if (!e || !first || !count || !stack) {
+		free(e);
+		free(first);
+		free(count);
+		free(stack);
+		return MP_E_NOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		e[i] = (struct forest_ent){ recs[i].b, key[i], (uint32_t)i };
+		count[recs[i].b]++;
+	}
+	qsort(e, n, sizeof(*e), by_parent_key);
+	/* Children of parent p (p = node + 1, 0 = roots) are e[first[p]..]. */
+	for (size_t p = 0, pos = 0; p <= n; p++) {
+		first[p] = (uint32_t)pos;
+		pos += count[p];
+	}
+	/* Push roots in reverse so the smallest key is numbered first. */
+	for (size_t k = count[0]; k-- > 0;)
+		stack[sp++] = e[first[0] + k].node;
+	while (sp) {
+		uint32_t v = stack[--sp];
+
+		out[v] = (uint32_t)next++;
+		for (size_t k = count[v + 1]; k-- > 0;)
+			stack[sp++] = e[first[v + 1] + k].node;
+	}
+	free(e);
+	free(first);
+	free(count);
+	free(stack);
+	return MP_OK;
+}
+
+/* Frame ids by their six columns; ARG is the frame table. */
+static int by_frame(const void *x, const void *y, void *arg)
+{
+	uint32_t (*frames)[6] = arg;
+	const uint32_t *a = frames[*(const uint32_t *)x];
+	const uint32_t *c = frames[*(const uint32_t *)y];
+
+	for (int i = 0; i < 6; i++)
+		if (a[i] != c[i])
+			return a[i] < c[i] ? -1 : 1;
+	return 0;
+}
+
+struct ctx_order {
+	uint32_t owner;		/* string id of the owning function */
+	uint32_t node;		/* its trie node's offset: the stack id */
+	uint32_t ctx;
+};
+
+static int by_owner_node(const void *x, const void *y)
+{
+	const struct ctx_order *a = x, *c = y;
+
+	if (a->owner != c->owner)
+		return a->owner < c->owner ? -1 : 1;
+	return a->node < c->node ? -1 : a->node > c->node;
+}
+
+
+struct obuf {
+	unsigned char *d;
+	size_t n, a;
+	bool oom;
+};
+
+static unsigned char *ob_put(struct obuf *o, size_t len)
+{
+	if (o->oom || !MP_GROW(o->d, o->a, o->n + len)) {
+		o->oom = true;
+		return NULL;
+	}
+	memset(o->d + o->n, 0, len);
+	o->n += len;
+	return o->d + o->n - len;
+}
+
+static void ob_u32(struct obuf *o, uint32_t v)
+{
+	unsigned char *p = ob_put(o, 4);
+
+	if (p)
+		mp_put_le32(p, v);
+}
+
+static void ob_u64(struct obuf *o, uint64_t v)
+{
+	unsigned char *p = ob_put(o, 8);
+
+	if (p)
+		mp_put_le64(p, v);
+}
+
+static void ob_varint(struct obuf *o, uint64_t v)
+{
+	unsigned char tmp[10];
+	size_t n = 0;
+	unsigned char *p;
+
+	do {
+		tmp[n] = v & 0x7f;
+		v >>= 7;
+		if (v)
+			tmp[n] |= 0x80;
+		n++;
+	} while (v);
+	p = ob_put(o, n);
+	if (p)
+		memcpy(p, tmp, n);
+}
+
+static void ob_align(struct obuf *o)
+{
+	while (o->n % 8 && !o->oom)
+		ob_put(o, 1);
+}
+
+struct out_tables {
+	uint32_t *str_out;	/* old string -> new id (byte offset) */
+	uint32_t *path_out;	/* old path -> new index */
+	uint32_t *frame_out;	/* old frame -> new index */
+	uint32_t *frame_new_to_old;
+	uint32_t *path_new_to_old;
+	uint32_t *trie_out;
+	uint32_t *trie_new_to_old;
+	uint32_t (*frames)[6];	/* frames with output string and path ids */
+	struct ctx_order *order;
+};
+
+static void free_tables(struct out_tables *t)
+{
+	free(t->str_out);
+	free(t->path_out);
+	free(t->frame_out);
+	free(t->frame_new_to_old);
+	free(t->path_new_to_old);
+	free(t->trie_out);
+	free(t->trie_new_to_old);
+	free(t->frames);
+	free(t->order);
+}
+
+static bool same_hist(const struct idx_bctx *a, const struct idx_bctx *c)
+{
+	return a->nhist == c->nhist &&
+	       (!a->nhist || memcmp(a->hist, c->hist,
+				    a->nhist * sizeof(*a->hist)) == 0);
+}
+
+/*
+ * One MIB of a record: its presence mask, then the fields that differ
+ * from PREV, the MIB before it in the record (NULL for the first, whose
+ * reference is all zeros and an empty histogram).  Schema field f < 26 is
+ * MIB field f, field 26 the histogram.
+ */
+static void write_mib(struct obuf *o, const struct idx_bctx *c,
+		      const struct idx_bctx *prev)
+{
+	static const struct idx_bctx zero;
+	uint64_t mask = 0;
+
+	if (!prev)
+		prev = &zero;
+	for (int f = 0; f < MIB__COUNT; f++)
+		if (c->mib.v[f] != prev->mib.v[f])
+			mask |= (uint64_t)1 << f;
+	if (!same_hist(c, prev))
+		mask |= (uint64_t)1 << MIB__COUNT;
+	ob_varint(o, mask);
+	for (int f = 0; f < MIB__COUNT; f++)
+		if (mask >> f & 1)
+			ob_varint(o, c->mib.v[f]);
+	if (mask >> MIB__COUNT & 1) {
+		ob_varint(o, c->nhist);
+		for (uint32_t i = 0; i < c->nhist; i++)
+			ob_varint(o, c->hist[i]);
+	}
+}
+
+/*
+ * Number a forest of N nodes (payload A renumbered through AMAP, parent
+ * + 1) with forest_order() on the renumbered payloads: OUT gets each
+ * node's new index, NEW_TO_OLD the inverse.  TMP holds N entries.
+ */
+static enum mp_errcode number_forest(const struct idx_rec *recs, size_t n,
+				     const uint32_t *amap, uint32_t *out,
+				     uint32_t *new_to_old, uint32_t *tmp)
+{
+	for (size_t i = 0; i < n; i++)
+		tmp[i] = amap[recs[i].a];
+	if (forest_order(n, recs, tmp, out))
+		return MP_E_NOMEM;
+	for (size_t i = 0; i < n; i++)
+		new_to_old[out[i]] = (uint32_t)i;
+	return MP_OK;
+}
+
+/* The file-path table: u32 count, then (name, parent + 1) per node. */
+static enum mp_errcode write_paths(struct obuf *o, const struct idx_rec *recs,
+				   size_t n, const uint32_t *amap, uint32_t *out,
+				   uint32_t *new_to_old, uint32_t *tmp)
+{
+	if (number_forest(recs, n, amap, out, new_to_old, tmp))
+		return MP_E_NOMEM;
+	ob_u32(o, (uint32_t)n);
+	for (size_t k = 0; k < n; k++) {
+		const struct idx_rec *r = &recs[new_to_old[k]];
+
+		ob_u32(o, amap[r->a]);
+		ob_u32(o, r->b ? out[r->b - 1] + 1 : 0);
+	}
+	return MP_OK;
+}
+
+/*
+ * The call-stack trie: u32 count, then each node as varints (frame, its
+ * offset minus its parent's, 0 for a root), in forest order, which puts
+ * parents first, so a parent's offset is known when its child is written.
+ * On return OUT[i] is node i's offset in the section: its stack id.
+ * TMP holds N entries.
+ */
+static enum mp_errcode write_trie(struct obuf *o, const struct idx_rec *recs,
+				  size_t n, const uint32_t *frame_out,
+				  uint32_t *out, uint32_t *new_to_old,
+				  uint32_t *tmp)
+{
+	size_t start = o->n;
+
+	if (number_forest(recs, n, frame_out, out, new_to_old, tmp))
+		return MP_E_NOMEM;
+	ob_u32(o, (uint32_t)n);
+	/* tmp[k]: offset of the k-th node written. */
+	for (size_t k = 0; k < n; k++) {
+		const struct idx_rec *r = &recs[new_to_old[k]];
+		size_t off = o->n - start;
+
+		/* Offsets and offset + 1 (a parent1) must fit 32 bits. */
+		if (off >= UINT32_MAX - 1)
+			return MP_E_TOO_LARGE;
+		tmp[k] = (uint32_t)off;
+		ob_varint(o, frame_out[r->a]);
+		ob_varint(o, r->b ? off - tmp[out[r->b - 1]] : 0);
+	}
+	if (o->n - start >= UINT32_MAX - 1)
+		return MP_E_TOO_LARGE;
+	for (size_t i = 0; i < n; i++)
+		out[i] = tmp[out[i]];
+	return MP_OK;
+}
+
+/* Bytes that hold V: 0 for 0, else 1 to 4. */
+static unsigned width_of(uint32_t v)
+{
+	unsigned w = 0;
+
+	while (v) {
+		w++;
+		v >>= 8;
+	}
+	return w;
+}
+
+/*
+ * The stack-entry table: u32 count, the six column widths, two reserved
+ * bytes, then the entries FRAMES[ORDER[k]] with each column in the fewest
+ * bytes that hold its largest value.  Fixed-size entries keep lookup by
+ * index O(1); most columns are small (string ids, lines, a flag bit).
+ */
+static void write_frames(struct obuf *o, uint32_t (*frames)[6],
+			 const uint32_t *order, size_t n)
+{
+	unsigned width[FRAME_COLUMNS] = { 0 };
+	unsigned char *p;
+
+	for (size_t k = 0; k < n; k++)
+		for (int c = 0; c < FRAME_COLUMNS; c++) {
+			unsigned w = width_of(frames[order[k]][c]);
+
+			if (w > width[c])
+				width[c] = w;
+		}
+	ob_u32(o, (uint32_t)n);
+	p = ob_put(o, FRAMES_HEADER - 4);
+	for (int c = 0; p && c < FRAME_COLUMNS; c++)
+		p[c] = (unsigned char)width[c];
+	for (size_t k = 0; k < n; k++)
+		for (int c = 0; c < FRAME_COLUMNS; c++) {
+			uint32_t v = frames[order[k]][c];
+
+			p = ob_put(o, width[c]);
+			for (unsigned i = 0; p && i < width[c]; i++)
+				p[i] = (unsigned char)(v >> (8 * i));
+		}
+}
+
+/*
+ * One write: the builder, the numbering tables, the output buffer and the
+ * sections' places.  Each step below fills one section; every step leaves
+ * o.oom set rather than failing on out of memory, which the end checks.
+ */
+struct writer {
+	struct idx_builder *b;
+	struct out_tables t;
+	struct obuf o;
+	size_t sec_off[SEC__COUNT], sec_size[SEC__COUNT];
+	unsigned char *used, *used_str, *used_path, *used_frame;
+	uint32_t *tmp;			/* scratch, one slot per object */
+	struct ht_disk_item *items;	/* one per record */
+	uint32_t nitems;
+	size_t nframes_used;
+};
+
+static void sec_begin(struct writer *w, int id)
+{
+	w->sec_off[id] = w->o.n;
+}
+
+static void sec_end(struct writer *w, int id)
+{
+	w->sec_size[id] = w->o.n - w->sec_off[id];
+	ob_align(&w->o);
+}
+
+/*
+ * Only what the stacks reach is written: the frames of trie nodes, their
+ * paths with every ancestor, and the strings of those (and "", string 0).
+ * A frame interned but dropped before any stack used it must not change
+ * the bytes, or the output would depend on history.
+ */
+static void mark_used(struct writer *w)
+{
+	const struct idx_builder *b = w->b;
+
+	w->used_str = w->used;
+	w->used_path = w->used + b->nstrs;
+	w->used_frame = w->used + b->nstrs + b->npaths;
+	w->used_str[0] = 1;
+	for (size_t i = 0; i < b->ntrie; i++)
+		w->used_frame[b->trie[i].a] = 1;
+	for (size_t i = 0; i < b->nframes; i++) {
+		if (!w->used_frame[i])
+			continue;
+		w->used_str[b->frames[i][0]] = 1;
+		for (uint32_t p1 = b->frames[i][1];
+		     p1 && !w->used_path[p1 - 1]; p1 = b->paths[p1 - 1].b) {
+			w->used_path[p1 - 1] = 1;
+			w->used_str[b->paths[p1 - 1].a] = 1;
+		}
+	}
+}
+
+/* 1: the totals of the summary fields. */
+static void write_summary(struct writer *w)
+{
+	uint64_t totals[NSUMMARY] = { 0 };
+
+	for (size_t i = 0; i < w->b->nctxs; i++)
+		for (size_t k = 0; k < NSUMMARY; k++) {
+			uint64_t v = w->b->ctxs[i].mib.v[summary_fields[k]];
+
+			totals[k] = __builtin_add_overflow(totals[k], v, &totals[k])
+				? UINT64_MAX : totals[k];
+		}
+	sec_begin(w, SEC_SUMMARY);
+	ob_u32(&w->o, NSUMMARY);
+	ob_u32(&w->o, 0);
+	for (size_t k = 0; k < NSUMMARY; k++) {
+		ob_u32(&w->o, mib_fields[summary_fields[k]].tag);
+		ob_u32(&w->o, 0);
+		ob_u64(&w->o, totals[k]);
+	}
+	sec_end(w, SEC_SUMMARY);
+}
+
+/* 2: strings, sorted by bytes; an id is a byte offset. */
+static enum mp_errcode write_strings(struct writer *w)
+{
+	struct idx_builder *b = w->b;
+	size_t nused = 0;
+
+	sec_begin(w, SEC_STRINGS);
+	for (size_t i = 0; i < b->nstrs; i++)
+		if (w->used_str[i])
+			w->tmp[nused++] = (uint32_t)i;
+	qsort_r(w->tmp, nused, sizeof(*w->tmp), by_string, b);
+	for (size_t i = 0; i < nused; i++) {
+		struct idx_bstr *s = &b->strs[w->tmp[i]];
+		size_t at = w->o.n - w->sec_off[SEC_STRINGS];
+		unsigned char *p;
+
+		if (at + s->len + 1 > UINT32_MAX)
+			return MP_E_TOO_LARGE;
+		w->t.str_out[w->tmp[i]] = (uint32_t)at;
+		p = ob_put(&w->o, s->len + 1);
+		if (p)
+			memcpy(p, s->s, s->len);
+	}
+	sec_end(w, SEC_STRINGS);
+	return MP_OK;
+}
+
+/* 3: paths, as a forest ordered by component names. */
+static enum mp_errcode write_path_section(struct writer *w)
+{
+	const struct idx_builder *b = w->b;
+	size_t npath = b->npaths, ncp = 0;
+	struct idx_rec *cpaths = calloc(npath + 1, sizeof(*cpaths));
+	uint32_t *cidx = malloc((npath + 1) * sizeof(*cidx));
+	uint32_t *cout = malloc((npath + 1) * sizeof(*cout));
+	enum mp_errcode rc = MP_E_NOMEM;
+
+	if (!cpaths || !cidx || !cout)
+		goto out;
+	for (size_t i = 0; i < npath; i++) {
+		if (!w->used_path[i])
+			continue;
+		cidx[i] = (uint32_t)ncp;
+		cpaths[ncp].a = b->paths[i].a;
+		/* A used path's parent is used, and earlier: already numbered. */
+		cpaths[ncp].b = b->paths[i].b ? cidx[b->paths[i].b - 1] + 1 : 0;
+		ncp++;
+	}
+	sec_begin(w, SEC_PATHS);
+	if (write_paths(&w->o, cpaths, ncp, w->t.str_out, cout,
+			w->t.path_new_to_old, w->tmp))
+		goto out;
+	for (size_t i = 0; i < npath; i++)
+		if (w->used_path[i])
+			w->t.path_out[i] = cout[cidx[i]];
+	sec_end(w, SEC_PATHS);
+	rc = MP_OK;
+out:
+	free(cpaths);
+	free(cidx);
+	free(cout);
+	return rc;
+}
+
+/* 4: frames, renumbered in the order of their new contents. */
+static void write_frame_section(struct writer *w)
+{
+	const struct idx_builder *b = w->b;
+	struct out_tables *t = &w->t;
+	size_t nused = 0;
+
+	for (size_t i = 0; i < b->nframes; i++) {
+		if (!w->used_frame[i])
+			continue;
+		memcpy(t->frames[i], b->frames[i], sizeof(t->frames[i]));
+		t->frames[i][0] = t->str_out[b->frames[i][0]];
+		if (b->frames[i][1])
+			t->frames[i][1] = t->path_out[b->frames[i][1] - 1] + 1;
+		t->frame_new_to_old[nused++] = (uint32_t)i;
+	}
+	qsort_r(t->frame_new_to_old, nused, sizeof(uint32_t), by_frame,
+		t->frames);
+	for (size_t k = 0; k < nused; k++)
+		t->frame_out[t->frame_new_to_old[k]] = (uint32_t)k;
+	sec_begin(w, SEC_FRAMES);
+	write_frames(&w->o, t->frames, t->frame_new_to_old, nused);
+	sec_end(w, SEC_FRAMES);
+	w->nframes_used = nused;
+}
+
+/* 5: the call-stack trie, ordered by frames from the outermost. */
+static enum mp_errcode write_trie_section(struct writer *w)
+{
+	enum mp_errcode rc;
+
+	sec_begin(w, SEC_TRIE);
+	rc = write_trie(&w->o, w->b->trie, w->b->ntrie, w->t.frame_out,
+			w->t.trie_out, w->t.trie_new_to_old, w->tmp);
+	sec_end(w, SEC_TRIE);
+	return rc;
+}
+
+/* 6: the schema: every MIB field, then the histogram. */
+static void write_schema(struct writer *w)
+{
+	sec_begin(w, SEC_SCHEMA);
+	ob_u32(&w->o, MIB__COUNT + 1);
+	for (int f = 0; f <= MIB__COUNT; f++) {
+		unsigned char *p = ob_put(&w->o, 2);
+
+		if (!p)
+			continue;
+		p[0] = f < MIB__COUNT ? mib_fields[f].tag : TAG_HISTOGRAM;
+		p[1] = f < MIB__COUNT ? TYPE_VARINT : TYPE_VARINT_ARRAY;
+	}
+	sec_end(w, SEC_SCHEMA);
+}
+
+/*
+ * 7: records, by owning function, MIBs by stack id (t.trie_out holds node
+ * offsets, in the same order as the nodes), each stack id as its step
+ * from the one before and each MIB as its changes from the one before.
+ * Each record becomes an item of the hash table.
+ */
+static enum mp_errcode write_records(struct writer *w)
+{
+	const struct idx_builder *b = w->b;
+	struct ctx_order *order = w->t.order;
+	size_t nctx = b->nctxs;
+
+	for (size_t i = 0; i < nctx; i++) {
+		uint32_t node = b->ctxs[i].node;
+
+		order[i].owner = w->t.frames[b->trie[node].a][0];
+		order[i].node = w->t.trie_out[node];
+		order[i].ctx = (uint32_t)i;
+	}
+	qsort(order, nctx, sizeof(*order), by_owner_node);
+	sec_begin(w, SEC_RECORDS);
+	for (size_t i = 0; i < nctx;) {
+		size_t j = i, start = w->o.n;
+		struct ht_disk_item *it = &w->items[w->nitems];
+
+		while (j < nctx && order[j].owner == order[i].owner)
+			j++;
+		ob_varint(&w->o, j - i);
+		for (size_t k = i; k < j; k++) {
+			ob_varint(&w->o, order[k].node -
+					 (k > i ? order[k - 1].node : 0));
+			write_mib(&w->o, &b->ctxs[order[k].ctx],
+				  k > i ? &b->ctxs[order[k - 1].ctx] : NULL);
+		}
+		if (w->o.n - w->sec_off[SEC_RECORDS] > UINT32_MAX)
+			return MP_E_TOO_LARGE;
+		it->name = order[i].owner;
+		it->record_offset = (uint32_t)(start - w->sec_off[SEC_RECORDS]);
+		it->record_size = (uint32_t)(w->o.n - start);
+		it->contexts = (uint32_t)(j - i);
+		w->nitems++;
+		i = j;
+	}
+	sec_end(w, SEC_RECORDS);
+	return MP_OK;
+}
+
+/* 8: the hash table over the records' function names. */
+static enum mp_errcode write_hash(struct writer *w)
+{
+	unsigned char *hash = NULL, *p;
+	size_t hash_size = 0;
+	enum mp_errcode rc;
+
+	if (w->o.oom)
+		return MP_E_NOMEM;	/* the names are read from the buffer */
+	for (uint32_t k = 0; k < w->nitems; k++) {
+		const char *name = (const char *)w->o.d +
+				   w->sec_off[SEC_STRINGS] + w->items[k].name;
+
+		w->items[k].hash = ht_disk_hash(name, strlen(name));
+	}
+	rc = ht_disk_write(w->items, w->nitems, &hash, &hash_size);
+	if (rc)
+		return rc;
+	sec_begin(w, SEC_HASH);
+	p = ob_put(&w->o, hash_size);
+	if (p)
+		memcpy(p, hash, hash_size);
+	sec_end(w, SEC_HASH);
+	free(hash);
+	return MP_OK;
+}
+
+/* The header and the section table, in the space left at the start. */
+static void write_header(struct writer *w)
+{
+	unsigned char *d = w->o.d;
+
+	memcpy(d + IDX_HDR_MAGIC, IDX_MAGIC, IDX_MAGIC_SIZE);
+	mp_put_le32(d + IDX_HDR_VERSION, IDX_VERSION);
+	mp_put_le32(d + IDX_HDR_HASH_TYPE, HASH_TYPE_FNV1A);
+	mp_put_le64(d + IDX_HDR_FILE_SIZE, w->o.n);
+	mp_put_le32(d + IDX_HDR_NSECTIONS, SEC__COUNT - 1);
+	mp_put_le32(d + IDX_HDR_RESERVED, 0);
+	mp_put_le64(d + IDX_HDR_CONTEXTS, w->b->nctxs);
+	mp_put_le64(d + IDX_HDR_FUNCTIONS, w->nitems);
+	mp_put_le64(d + IDX_HDR_INPUTS, w->b->inputs);
+	for (int s = 1; s < SEC__COUNT; s++) {
+		unsigned char *e = d + HEADER_SIZE +
+				   (size_t)(s - 1) * SECTION_ENTRY_SIZE;
+
+		mp_put_le32(e + IDX_SEC_ID, (uint32_t)s);
+		mp_put_le64(e + IDX_SEC_OFFSET, w->sec_off[s]);
+		mp_put_le64(e + IDX_SEC_SIZE, w->sec_size[s]);
+	}
+}
+
+static bool writer_init(struct writer *w, struct idx_builder *b)
+{
+	size_t nstr = b->nstrs, npath = b->npaths, nfr = b->nframes,
+	       ntr = b->ntrie, nctx = b->nctxs;
+	struct out_tables *t = &w->t;
+
+	memset(w, 0, sizeof(*w));
+	w->b = b;
+	t->str_out = malloc((nstr + 1) * sizeof(uint32_t));
+	t->path_out = malloc((npath + 1) * sizeof(uint32_t));
+	t->path_new_to_old = malloc((npath + 1) * sizeof(uint32_t));
+	t->frame_out = malloc((nfr + 1) * sizeof(uint32_t));
+	t->frame_new_to_old = malloc((nfr + 1) * sizeof(uint32_t));
+	t->trie_out = malloc((ntr + 1) * sizeof(uint32_t));
+	t->trie_new_to_old = malloc((ntr + 1) * sizeof(uint32_t));
+	t->order = malloc((nctx + 1) * sizeof(*t->order));
+	t->frames = malloc((nfr + 1) * sizeof(*t->frames));
+	w->tmp = malloc((nstr + npath + nfr + ntr + 1) * sizeof(uint32_t));
+	w->items = malloc((nctx + 1) * sizeof(*w->items));
+	w->used = calloc(nstr + npath + nfr + 1, 1);
+	return t->str_out && t->path_out && t->path_new_to_old &&
+	       t->frame_out && t->frame_new_to_old && t->trie_out &&
+	       t->trie_new_to_old && t->order && t->frames && w->tmp &&
+	       w->items && w->used;
+}
+
+static void writer_release(struct writer *w)
+{
+	free(w->used);
+	free(w->items);
+	free(w->tmp);
+	free(w->o.d);
+	free_tables(&w->t);
+}
+
+enum mp_errcode idx_builder_write(struct idx_builder *b, FILE *out,
+				  struct mp_err *err)
+{
+	struct writer w;
+	enum mp_errcode rc = MP_E_NOMEM;
+
+	if (!writer_init(&w, b))
+		goto out;
+	mark_used(&w);
+	/* Header and section table, filled in at the end. */
+	ob_put(&w.o, HEADER_SIZE + (SEC__COUNT - 1) * SECTION_ENTRY_SIZE);
+	write_summary(&w);
+	if ((rc = write_strings(&w)) || (rc = write_path_section(&w)))
+		goto out;
+	write_frame_section(&w);
+	if ((rc = write_trie_section(&w)))
+		goto out;
+	write_schema(&w);
+	if ((rc = write_records(&w)) || (rc = write_hash(&w)))
+		goto out;
+	rc = MP_E_NOMEM;
+	if (w.o.oom)
+		goto out;
+	write_header(&w);
+	if (fwrite(w.o.d, 1, w.o.n, out) != w.o.n) {
+		rc = mp_fail(err, MP_E_IO, "cannot write output: %s",
+			     strerror(errno ? errno : EIO));
+		writer_release(&w);
+		return rc;
+	}
+	rc = MP_OK;
+out:
+	if (rc)
+		mp_fail(err, rc, rc == MP_E_TOO_LARGE
+			? "the profile is too large for 32-bit offsets" : NULL);
+	writer_release(&w);
+	return rc;
+}
