@@ -204,6 +204,47 @@ uint32_t idx_stack_depth(const struct idx_file *f, uint32_t stack_id);
 void idx_stack_frame(const struct idx_file *f, uint32_t stack_id, uint32_t k,
 		     struct idx_frame *out, char *pathbuf, size_t size);
 
+/*
+ * Reading whole stacks, with the one limit on what a file may expand to:
+ * a trie of N nodes can describe N^2/2 frames, so every reader that
+ * expands stacks charges them to a budget of IDX_FRAMES_PER_BYTE frames
+ * per byte of the file (IDX_FRAMES_MIN at least).  Real profiles stay far
+ * below (the fixtures: under one frame per 10 bytes).
+ *
+ *	struct idx_stack_iter it;
+ *	uint64_t budget = 0;		// frames expanded from F so far
+ *	struct idx_frame fr;
+ *	char path[IDX_PATH_MAX];
+ *	if (idx_stack_begin(&it, f, ctx->stack_id, &budget, &err))
+ *		return err.code;	// MP_E_TOO_LARGE, with a detail
+ *	while (idx_stack_next(&it, &fr, path, sizeof(path)))
+ *		use(&fr);		// leaf first; it.depth frames in all
+ */
+#define IDX_FRAMES_PER_BYTE 16
+#define IDX_FRAMES_MIN 65536
+#define IDX_PATH_MAX 4096
+
+struct idx_stack_iter {
+	const struct idx_file *f;
+	uint32_t node;		/* the next frame's trie node */
+	uint32_t depth;		/* frames in the stack */
+	uint32_t left;		/* frames still to read */
+};
+
+/*
+ * Start reading stack STACK_ID of F, charging its depth to *BUDGET.
+ * Fails with MP_E_TOO_LARGE when that passes F's limit.
+ */
+enum mp_errcode idx_stack_begin(struct idx_stack_iter *it,
+				const struct idx_file *f, uint32_t stack_id,
+				uint64_t *budget, struct mp_err *err);
+/*
+ * The next frame into OUT (as idx_stack_frame), leaf first; false when
+ * the stack is done.
+ */
+bool idx_stack_next(struct idx_stack_iter *it, struct idx_frame *out,
+		    char *pathbuf, size_t size);
+
 /* Bytes per section and table counts, for --stats. */
 struct idx_file_stats {
 	uint64_t size, section_size[9];

@@ -778,3 +778,35 @@ void idx_file_stats(const struct idx_file *f, struct idx_file_stats *out)
 	out->inputs = f->ninputs;
 }
 
+
+enum mp_errcode idx_stack_begin(struct idx_stack_iter *it,
+				const struct idx_file *f, uint32_t stack_id,
+				uint64_t *budget, struct mp_err *err)
+{
+	uint64_t max = (uint64_t)f->size * IDX_FRAMES_PER_BYTE;
+
+	if (max < IDX_FRAMES_MIN)
+		max = IDX_FRAMES_MIN;
+	it->f = f;
+	it->node = stack_id;
+	it->depth = it->left = idx_stack_depth(f, stack_id);
+	*budget += it->depth;
+	if (*budget > max)
+		return mp_fail(err, MP_E_TOO_LARGE,
+			       "its stacks expand to more than %llu frames (%d "
+			       "per byte of the file)", (unsigned long long)max,
+			       IDX_FRAMES_PER_BYTE);
+	return MP_OK;
+}
+
+bool idx_stack_next(struct idx_stack_iter *it, struct idx_frame *out,
+		    char *pathbuf, size_t size)
+{
+	if (!it->left)
+		return false;
+	idx_stack_frame(it->f, it->node, 0, out, pathbuf, size);
+	it->left--;
+	if (it->left)
+		it->node = idx_node_parent1(it->f, it->node) - 1;
+	return true;
+}

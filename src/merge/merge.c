@@ -753,17 +753,14 @@ static enum mp_errcode build(struct merge *m, struct mp_err *err)
  * As for show (view.c), an indexed input may expand to at most 16 frames
  * per byte of it: a trie lets N nodes describe N^2/2 frames.
  */
-#define MERGE_FRAMES_PER_BYTE 16
-#define MERGE_FRAMES_MIN 65536
-
 struct idx_add {
 	struct merge *m;
 	uint64_t weight;
 	struct mp_err *err;
 	enum mp_errcode rc;
-	char (*paths)[4096];
+	char (*paths)[IDX_PATH_MAX];
 	size_t apaths;
-	uint64_t frames, max_frames;
+	uint64_t frames;	/* idx_stack_begin's budget */
 };
 
 static int add_idx_context(void *arg, const struct idx_file *f,
@@ -771,26 +768,19 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 {
 	struct idx_add *a = arg;
 	struct stack_buf *buf = &a->m->buf;
-	uint32_t d = idx_stack_depth(f, c->stack_id), k;
+	struct idx_stack_iter it;
+	uint32_t d, k;
 
-	a->frames += d;
-	if (a->frames > a->max_frames) {
-		a->rc = mp_fail(a->err, MP_E_TOO_LARGE,
-				"its stacks expand to more than %llu frames (%d "
-				"per byte of the file)",
-				(unsigned long long)a->max_frames,
-				MERGE_FRAMES_PER_BYTE);
+	if ((a->rc = idx_stack_begin(&it, f, c->stack_id, &a->frames, a->err)))
 		return 1;
-	}
+	d = it.depth;
 	if (!MP_GROW(buf->idx, buf->aidx, d) || !MP_GROW(a->paths, a->apaths, d)) {
 		a->rc = mp_fail(a->err, MP_E_NOMEM, NULL);
 		return 1;
 	}
-	k = 0;
-	for (uint32_t node = c->stack_id; k < d;
-	     k++, node = idx_node_parent1(f, node) - 1)
-		idx_stack_frame(f, node, 0, &buf->idx[k], a->paths[k],
-				sizeof(a->paths[k]));
+	for (k = 0; idx_stack_next(&it, &buf->idx[k], a->paths[k],
+				   sizeof(a->paths[k])); k++)
+		;
 	/* The program's own allocation wrappers go, as from raw inputs. */
 	k = 0;
 	while (k < d && sym_alloc_match(a->m->opts.alloc, buf->idx[k].function))
@@ -805,12 +795,9 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 static enum mp_errcode add_indexed(struct merge *m, const struct idx_file *f,
 				   uint64_t weight, struct mp_err *err)
 {
-	struct idx_add a = { m, weight, err, MP_OK, NULL, 0, 0, 0 };
+	struct idx_add a = { m, weight, err, MP_OK, NULL, 0, 0 };
 	int r;
 
-	a.max_frames = (uint64_t)f->size * MERGE_FRAMES_PER_BYTE;
-	if (a.max_frames < MERGE_FRAMES_MIN)
-		a.max_frames = MERGE_FRAMES_MIN;
 	r = idx_foreach_context(f, add_idx_context, &a);
 
 	free(a.paths);

@@ -100,16 +100,6 @@ static enum mp_errcode add_raw(struct view *v, const char *path,
 	return MP_OK;
 }
 
-/* Copy the contexts of an indexed file in, each with its frames. */
-/*
- * A trie lets N nodes describe N^2/2 frames, and the view copies frames
- * out per context: an indexed file may expand to at most this many frames
- * per byte of it (at least VIEW_FRAMES_MIN).  Real profiles stay far
- * below (the fixtures: under one frame per 10 bytes).
- */
-#define VIEW_FRAMES_PER_BYTE 16
-#define VIEW_FRAMES_MIN 65536
-
 struct idx_add {
 	struct view *v;
 	uint32_t input;
@@ -155,27 +145,25 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 static enum mp_errcode expand(struct view *v, struct view_context *c,
 			      struct mp_err *err)
 {
-	const struct idx_file *f = c->idx;
 	struct view_input *in = &v->inputs[c->input];
-	uint32_t d = idx_stack_depth(f, c->id), node = (uint32_t)c->id, k;
-	char path[4096];
+	struct idx_stack_iter it;
+	struct idx_frame x;
+	char path[IDX_PATH_MAX];
+	enum mp_errcode rc;
+	uint32_t k;
 
-	in->frames_expanded += d;
-	if (in->frames_expanded > in->frames_max)
-		return mp_fail(err, MP_E_TOO_LARGE,
-			       "its stacks expand to more than %llu frames (%d per "
-			       "byte of the file)",
-			       (unsigned long long)in->frames_max,
-			       VIEW_FRAMES_PER_BYTE);
-	c->frames = mp_arena_alloc(&v->arena, (size_t)d * sizeof(*c->frames) + 1);
+	rc = idx_stack_begin(&it, c->idx, (uint32_t)c->id, &in->frames_expanded,
+			     err);
+	if (rc)
+		return rc;
+	c->frames = mp_arena_alloc(&v->arena,
+				   (size_t)it.depth * sizeof(*c->frames) + 1);
 	if (!c->frames)
 		goto nomem;
-	c->nframes = d;
-	for (k = 0; k < d; k++, node = idx_node_parent1(f, node) - 1) {
+	c->nframes = it.depth;
+	for (k = 0; idx_stack_next(&it, &x, path, sizeof(path)); k++) {
 		struct mp_frame *vf = &c->frames[k];
-		struct idx_frame x;
 
-		idx_stack_frame(f, node, 0, &x, path, sizeof(path));
 		if (x.flags & IDX_FRAME_UNSYMBOLIZED) {
 			/* The file keeps the build id as hex in the function
 			 * slot ("" when there was none). */
@@ -261,9 +249,6 @@ static enum mp_errcode add_indexed(struct view *v, const char *path,
 	vi->nprofiles = 1;
 	vi->compressed = buf->was_compressed;
 	vi->idx = f;
-	vi->frames_max = (uint64_t)buf->size * VIEW_FRAMES_PER_BYTE;
-	if (vi->frames_max < VIEW_FRAMES_MIN)
-		vi->frames_max = VIEW_FRAMES_MIN;
 	r = function ? idx_find_function(f, function, add_idx_context, &a)
 		     : idx_foreach_context(f, add_idx_context, &a);
 	if (r == -2)

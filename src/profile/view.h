@@ -40,7 +40,7 @@ struct view_input {
 	bool compressed;
 	size_t ncontexts;
 	const struct idx_file *idx;	/* indexed inputs: the file */
-	uint64_t frames_expanded, frames_max;	/* indexed: see view_frames */
+	uint64_t frames_expanded;	/* indexed: idx_stack_begin's budget */
 };
 
 struct view_segment {

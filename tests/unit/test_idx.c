@@ -725,6 +725,74 @@ START_TEST(old_version_is_rejected)
 }
 END_TEST
 
+/* The stack iterator: frames leaf first, and the expansion budget. */
+struct iter_check {
+	uint64_t budget;
+	size_t contexts, frames;
+	uint32_t stack_id;	/* the last context's */
+	enum mp_errcode rc;
+};
+
+static int iterate(void *arg, const struct idx_file *f,
+		   const struct idx_context *c)
+{
+	struct iter_check *ic = arg;
+	struct mp_err err = { 0 };
+	struct idx_stack_iter it;
+	struct idx_frame fr, want;
+	char path[IDX_PATH_MAX], want_path[IDX_PATH_MAX];
+	uint32_t k = 0;
+
+	ic->rc = idx_stack_begin(&it, f, c->stack_id, &ic->budget, &err);
+	if (ic->rc)
+		return 1;
+	ck_assert_uint_eq(it.depth, idx_stack_depth(f, c->stack_id));
+	while (idx_stack_next(&it, &fr, path, sizeof(path))) {
+		idx_stack_frame(f, c->stack_id, k, &want, want_path,
+				sizeof(want_path));
+		ck_assert_str_eq(fr.function, want.function);
+		ck_assert_uint_eq(fr.line, want.line);
+		ck_assert_uint_eq(fr.flags, want.flags);
+		ck_assert_int_eq(!fr.file, !want.file);
+		if (fr.file)
+			ck_assert_str_eq(path, want_path);
+		k++;
+	}
+	ck_assert_uint_eq(k, it.depth);
+	ck_assert(!idx_stack_next(&it, &fr, path, sizeof(path)));
+	ic->contexts++;
+	ic->frames += k;
+	ic->stack_id = c->stack_id;
+	return 0;
+}
+
+START_TEST(stack_iterator_and_its_budget)
+{
+	static const int order[] = { 0, 1, 2 };
+	struct mp_err err = { 0 };
+	struct iter_check ic = { 0 };
+	struct idx_stack_iter it;
+	struct idx_file f;
+	unsigned char *d;
+	size_t size;
+	uint64_t budget;
+
+	d = build(order, 3, 1, &size);
+	ck_assert_int_eq(idx_open(&f, d, size, &err), MP_OK);
+	ck_assert_int_eq(idx_foreach_context(&f, iterate, &ic), 0);
+	ck_assert_uint_eq(ic.contexts, 3);
+	ck_assert_uint_eq(ic.frames, 2 + 3 + 2);
+	ck_assert_uint_eq(ic.budget, 7);
+	/* A budget already at the file's limit refuses the next stack. */
+	budget = IDX_FRAMES_MIN > size * IDX_FRAMES_PER_BYTE
+		 ? IDX_FRAMES_MIN : size * IDX_FRAMES_PER_BYTE;
+	ck_assert_int_eq(idx_stack_begin(&it, &f, ic.stack_id, &budget, &err),
+			 MP_E_TOO_LARGE);
+	ck_assert_ptr_nonnull(strstr(err.detail, "expand to more than"));
+	free(d);
+}
+END_TEST
+
 START_TEST(disk_hash_is_fnv1a)
 {
 	/* Published FNV-1a 64 test vectors. */
@@ -753,6 +821,7 @@ int main(void)
 	tcase_add_test(tc, big_trie_round_trip);
 	tcase_add_test(tc, prefix_path_reuse);
 	tcase_add_test(tc, old_version_is_rejected);
+	tcase_add_test(tc, stack_iterator_and_its_budget);
 	tcase_add_loop_test(sw, every_truncation_is_rejected, 0, 2);
 	tcase_add_loop_test(sw, every_byte_mutation_is_safe, 0, 2);
 	tcase_set_timeout(sw, 300);
