@@ -103,26 +103,80 @@ static void map_place(struct ht_map_slot *slots, uint32_t mask,
 	slots[i] = s;
 }
 
+static enum mp_errcode map_room(struct ht_map *m);
+
 enum mp_errcode ht_map_put(struct ht_map *m, uint64_t key, uint32_t value)
 {
-	if (!m->slots || (uint64_t)(m->count + 1) * 2 > (uint64_t)m->mask + 1) {
-		uint64_t cap = m->slots ? ((uint64_t)m->mask + 1) * 2 : 256;
-		struct ht_map_slot *bigger;
+	enum mp_errcode rc = map_room(m);
 
-		if (cap > ((uint64_t)1 << 32))
-			return MP_E_TOO_LARGE;
-		bigger = calloc((size_t)cap, sizeof(*bigger));
-		if (!bigger)
-			return MP_E_NOMEM;
-		for (uint64_t i = 0; m->slots && i <= m->mask; i++)
-			if (m->slots[i].used)
-				map_place(bigger, (uint32_t)(cap - 1), m->slots[i]);
-		free(m->slots);
-		m->slots = bigger;
-		m->mask = (uint32_t)(cap - 1);
-	}
+	if (rc)
+		return rc;
 	map_place(m->slots, m->mask, (struct ht_map_slot){ key, value, 1 });
 	m->count++;
+	return MP_OK;
+}
+
+/* Make room for one more key: load stays at most 1/2. */
+static enum mp_errcode map_room(struct ht_map *m)
+{
+	uint64_t cap;
+	struct ht_map_slot *bigger;
+
+	if (m->slots && (uint64_t)(m->count + 1) * 2 <= (uint64_t)m->mask + 1)
+		return MP_OK;
+	cap = m->slots ? ((uint64_t)m->mask + 1) * 2 : 256;
+	if (cap > ((uint64_t)1 << 32))
+		return MP_E_TOO_LARGE;
+	bigger = calloc((size_t)cap, sizeof(*bigger));
+	if (!bigger)
+		return MP_E_NOMEM;
+	for (uint64_t i = 0; m->slots && i <= m->mask; i++)
+		if (m->slots[i].used)
+			map_place(bigger, (uint32_t)(cap - 1), m->slots[i]);
+	free(m->slots);
+	m->slots = bigger;
+	m->mask = (uint32_t)(cap - 1);
+	return MP_OK;
+}
+
+uint32_t *ht_map_find_or_add(struct ht_map *m, uint64_t key, bool *added)
+{
+	uint32_t i;
+
+	if (map_room(m))
+		return NULL;
+	for (i = (uint32_t)mp_hash64(key) & m->mask; m->slots[i].used;
+	     i = (i + 1) & m->mask)
+		if (m->slots[i].key == key) {
+			*added = false;
+			return &m->slots[i].value;
+		}
+	m->slots[i] = (struct ht_map_slot){ key, 0, 1 };
+	m->count++;
+	*added = true;
+	return &m->slots[i].value;
+}
+
+enum mp_errcode ht_map_reset(struct ht_map *m, size_t n)
+{
+	uint64_t cap = 256;
+
+	while (cap < (uint64_t)n * 2 + 1)
+		cap *= 2;
+	if (cap > ((uint64_t)1 << 32)) {
+		ht_map_release(m);
+		return MP_E_TOO_LARGE;
+	}
+	m->count = 0;
+	if (m->slots && (uint64_t)m->mask + 1 >= cap) {
+		memset(m->slots, 0, ((size_t)m->mask + 1) * sizeof(*m->slots));
+		return MP_OK;
+	}
+	ht_map_release(m);
+	m->slots = calloc((size_t)cap, sizeof(*m->slots));
+	if (!m->slots)
+		return MP_E_NOMEM;
+	m->mask = (uint32_t)(cap - 1);
 	return MP_OK;
 }
 

@@ -99,6 +99,19 @@ static inline uint64_t ht_pair_key(uint32_t a, uint32_t b)
 }
 
 bool ht_map_get(const struct ht_map *m, uint64_t key, uint32_t *value);
+/*
+ * KEY's value slot, added with value 0 when absent (*ADDED tells): one
+ * probe for a lookup that may insert.  The pointer is valid until the
+ * next call that adds a key.  NULL when out of memory or past 2^31 keys.
+ */
+uint32_t *ht_map_find_or_add(struct ht_map *m, uint64_t key, bool *added);
+/*
+ * Empty M and make room for N keys without growing; M's slots are kept
+ * when they are enough (clearing memory costs less than faulting fresh
+ * pages in, for a table filled again and again).  On failure M is empty
+ * and released.
+ */
+enum mp_errcode ht_map_reset(struct ht_map *m, size_t n);
 /* Add KEY (not present yet) with VALUE.  MP_E_NOMEM on failure. */
 enum mp_errcode ht_map_put(struct ht_map *m, uint64_t key, uint32_t value);
 void ht_map_release(struct ht_map *m);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/mp_file.h"
+#include "hashtable/ht.h"
 
 /*
  * Decoding walks a file profile by profile.  Within a profile, the three
@@ -47,61 +48,6 @@ struct stack_ref {
 };
 
 /*
- * Open-addressing table from a 64-bit key to a 32-bit index (0 = empty,
- * so indices are stored +1).  Power-of-two capacity, load <= 1/2; key
- * and index side by side, so that a probe is one cache miss.
- */
-struct idmap_entry {
-	uint64_t key;
-	uint32_t val;
-};
-
-struct idmap {
-	struct idmap_entry *e;
-	size_t cap;
-};
-
-static void idmap_release(struct idmap *m)
-{
-	free(m->e);
-	memset(m, 0, sizeof(*m));
-}
-
-/*
- * Make M an empty table for N keys, reusing its array when it is large
- * enough (clearing memory costs less than faulting fresh pages in).  On
- * failure M is left released: no caller has a half table.
- */
-static bool idmap_init(struct idmap *m, size_t n)
-{
-	size_t cap = 16;
-
-	while (cap < n * 2 + 1)
-		cap *= 2;
-	if (m->e && m->cap >= cap) {
-		memset(m->e, 0, m->cap * sizeof(*m->e));
-		return true;
-	}
-	idmap_release(m);
-	m->e = calloc(cap, sizeof(*m->e));
-	m->cap = cap;
-	if (m->e)
-		return true;
-	idmap_release(m);
-	return false;
-}
-
-/* The slot holding KEY, or the empty slot where it would go. */
-static size_t idmap_slot(const struct idmap *m, uint64_t key)
-{
-	size_t mask = m->cap - 1, i = mp_hash64(key) & mask;
-
-	while (m->e[i].val && m->e[i].key != key)
-		i = (i + 1) & mask;
-	return i;
-}
-
-/*
  * What a pass over the MIB records does: check them only (raw_walk's first
  * pass, which also learns whether any context has several records), hand
  * each to the caller (its second pass), or build contexts (raw_parse).
@@ -116,7 +62,7 @@ enum parse_mode { MODE_CHECK, MODE_WALK, MODE_CONTEXTS };
 struct raw_scratch {
 	struct stack_ref *stacks;
 	size_t nstacks, astacks;
-	struct idmap ids;		/* stack id -> index in stacks + 1 */
+	struct ht_map ids;		/* stack id -> index in stacks + 1 */
 	uint32_t *rec_stack;		/* MODE_CHECK: each record's stack */
 	size_t arec_stack;
 };
@@ -127,7 +73,7 @@ static void scratch_free(struct raw_scratch *sc)
 		return;
 	free(sc->stacks);
 	free(sc->rec_stack);
-	idmap_release(&sc->ids);
+	ht_map_release(&sc->ids);
 	free(sc);
 }
 
@@ -155,7 +101,7 @@ struct parse {
 	uint32_t version;
 	size_t ctx_alloc;
 	/* Contexts of earlier profiles, keyed by a hash of their identity. */
-	struct idmap file_ctx;
+	struct ht file_ctx;		/* contexts by identity (context_key) */
 };
 
 static enum mp_errcode parse_segments(struct parse *p, struct raw_profile *prof,
@@ -212,7 +158,7 @@ static enum mp_errcode parse_segments(struct parse *p, struct raw_profile *prof,
 static enum mp_errcode parse_stacks(struct parse *p, uint64_t off, uint64_t end)
 {
 	struct raw_scratch *sc = p->rf->scratch;
-	struct idmap *ids = &sc->ids;
+	struct ht_map *ids = &sc->ids;
 	uint64_t count, pos;
 	struct stack_ref *st;
 
@@ -229,14 +175,15 @@ static enum mp_errcode parse_stacks(struct parse *p, uint64_t off, uint64_t end)
 			       " bytes", p->poff + off, count, end - off - 8);
 	sc->nstacks = 0;
 	if (!MP_GROW(sc->stacks, sc->astacks, (size_t)count + 1) ||
-	    !idmap_init(ids, (size_t)count))
+	    ht_map_reset(ids, (size_t)count))
 		return mp_fail(p->err, MP_E_NOMEM, NULL);
 	st = sc->stacks;
 	memset(st, 0, ((size_t)count + 1) * sizeof(*st));
 	pos = off + 8;
 	for (uint64_t i = 0; i < count; i++) {
 		uint64_t id, n;
-		size_t slot;
+		uint32_t *slot;
+		bool added;
 
 		if (end - pos < 16) {
 			return mp_fail(p->err, MP_E_CORRUPT,
@@ -258,9 +205,10 @@ static enum mp_errcode parse_stacks(struct parse *p, uint64_t off, uint64_t end)
 				       "stack id %" PRIu64 " has %" PRIu64 " PCs",
 				       id, n);
 		}
-		slot = idmap_slot(ids, id);
-		if (ids->e[slot].val) {
-			const struct stack_ref *prev = &st[ids->e[slot].val - 1];
+		/* Room for COUNT keys was made: no allocation here. */
+		slot = ht_map_find_or_add(ids, id, &added);
+		if (!added) {
+			const struct stack_ref *prev = &st[*slot - 1];
 
 			if (prev->npcs != n ||
 			    memcmp(prev->pcs, p->base + pos, (size_t)n * 8)) {
@@ -269,8 +217,7 @@ static enum mp_errcode parse_stacks(struct parse *p, uint64_t off, uint64_t end)
 					       "with different stacks", id);
 			}
 		} else {
-			ids->e[slot].key = id;
-			ids->e[slot].val = (uint32_t)i + 1;
+			*slot = (uint32_t)i + 1;
 		}
 		st[i].id = id;
 		st[i].pcs = p->base + pos;
@@ -305,64 +252,59 @@ static bool same_context(const struct raw_file *rf, const struct raw_context *c,
  * Look up or create the context for STACK in the file-wide table.
  * *FRESH tells whether it was created.
  */
+/* What file_context looks a context up by, for same_ctx(). */
+struct ctx_key {
+	const struct raw_file *rf;
+	uint32_t layout;
+	uint64_t stack_id;
+	const uint64_t *pcs;
+	uint32_t npcs;
+};
+
+static bool same_ctx(const void *key, uint32_t id, const void *arg)
+{
+	const struct ctx_key *k = key;
+
+	(void)arg;
+	return same_context(k->rf, &k->rf->contexts[id], k->layout,
+			    k->stack_id, k->pcs, k->npcs);
+}
+
 static enum mp_errcode file_context(struct parse *p, uint32_t pidx,
 				    const struct stack_ref *stack,
 				    struct raw_context **out, bool *fresh)
 {
 	struct raw_file *rf = p->rf;
-	uint32_t layout = rf->profiles[pidx].layout;
-	uint64_t *pcs, key;
-	size_t mask, i;
+	struct ctx_key k = { rf, rf->profiles[pidx].layout, stack->id, NULL,
+			     stack->npcs };
+	uint64_t *pcs, h;
 	struct raw_context *c;
+	uint32_t id;
 
 	pcs = mp_arena_alloc(&rf->arena, (size_t)stack->npcs * 8 + 1);
 	if (!pcs)
 		return mp_fail(p->err, MP_E_NOMEM, NULL);
-	for (uint32_t k = 0; k < stack->npcs; k++)
-		pcs[k] = mp_le64(stack->pcs + (size_t)k * 8);
-	key = context_key(layout, stack->id);
-
-	/* Keep the table at most half full. */
-	if ((rf->ncontexts + 1) * 2 > p->file_ctx.cap) {
-		struct idmap bigger = { 0 };
-
-		if (!idmap_init(&bigger, rf->ncontexts + 1))
-			return mp_fail(p->err, MP_E_NOMEM, NULL);
-		for (size_t k = 0; k < p->file_ctx.cap; k++) {
-			if (!p->file_ctx.e[k].val)
-				continue;
-			i = idmap_slot(&bigger, p->file_ctx.e[k].key);
-			while (bigger.e[i].val)
-				i = (i + 1) & (bigger.cap - 1);
-			bigger.e[i].key = p->file_ctx.e[k].key;
-			bigger.e[i].val = p->file_ctx.e[k].val;
-		}
-		idmap_release(&p->file_ctx);
-		p->file_ctx = bigger;
-	}
-	/* Keys are hashes and may collide: probe until the identity matches. */
-	mask = p->file_ctx.cap - 1;
-	for (i = mp_hash64(key) & mask; p->file_ctx.e[i].val; i = (i + 1) & mask) {
-		c = &rf->contexts[p->file_ctx.e[i].val - 1];
-		if (p->file_ctx.e[i].key == key &&
-		    same_context(rf, c, layout, stack->id, pcs, stack->npcs)) {
-			*out = c;
-			*fresh = false;
-			return MP_OK;
-		}
+	for (uint32_t i = 0; i < stack->npcs; i++)
+		pcs[i] = mp_le64(stack->pcs + (size_t)i * 8);
+	k.pcs = pcs;
+	h = context_key(k.layout, stack->id);
+	id = ht_find(&p->file_ctx, h, same_ctx, &k, NULL);
+	if (id != HT_NONE) {
+		*out = &rf->contexts[id];
+		*fresh = false;
+		return MP_OK;
 	}
 	if (rf->ncontexts >= UINT32_MAX - 1)
 		return mp_fail(p->err, MP_E_TOO_LARGE, "too many contexts");
-	if (!MP_GROW(rf->contexts, p->ctx_alloc, rf->ncontexts + 1))
+	if (!MP_GROW(rf->contexts, p->ctx_alloc, rf->ncontexts + 1) ||
+	    ht_insert(&p->file_ctx, h, (uint32_t)rf->ncontexts))
 		return mp_fail(p->err, MP_E_NOMEM, NULL);
-	c = &rf->contexts[rf->ncontexts];
+	c = &rf->contexts[rf->ncontexts++];
 	memset(c, 0, sizeof(*c));
 	c->stack_id = stack->id;
 	c->pcs = pcs;
 	c->npcs = stack->npcs;
 	c->profile = pidx;
-	p->file_ctx.e[i].key = key;
-	p->file_ctx.e[i].val = (uint32_t)++rf->ncontexts;
 	*out = c;
 	*fresh = true;
 	return MP_OK;
@@ -403,7 +345,7 @@ static enum mp_errcode add_hist(struct parse *p, struct raw_context *c,
 
 static enum mp_errcode parse_mibs(struct parse *p, uint32_t pidx, uint64_t off,
 				  uint64_t end, struct stack_ref *stacks,
-				  const struct idmap *ids)
+				  const struct ht_map *ids)
 {
 	uint32_t v = p->version;
 	uint64_t mib_size = v >= 4 ? RAW_MIB_SIZE_V4
@@ -441,7 +383,7 @@ static enum mp_errcode parse_mibs(struct parse *p, uint32_t pidx, uint64_t off,
 		struct stack_ref *sr;
 		struct mp_mib mib;
 		uint64_t id, nh = 0, hpos = 0;
-		size_t s = 0;
+		uint32_t s1 = 0;	/* the record's stack + 1 */
 		bool fresh = false;
 
 		if (end - pos < 8 + mib_size) {
@@ -472,17 +414,16 @@ static enum mp_errcode parse_mibs(struct parse *p, uint32_t pidx, uint64_t off,
 			/* Checked in the first pass, which noted the stack. */
 			sr = &stacks[sc->rec_stack[i]];
 		} else {
-			s = idmap_slot(ids, id);
-			if (!ids->e[s].val) {
+			if (!ht_map_get(ids, id, &s1)) {
 				rc = mp_fail(p->err, MP_E_CORRUPT,
 					     "MIB record %" PRIu64 " refers to stack id %"
 					     PRIu64 ", which has no stack", i, id);
 				goto out;
 			}
-			sr = &stacks[ids->e[s].val - 1];
+			sr = &stacks[s1 - 1];
 		}
 		if (p->mode == MODE_CHECK) {
-			sc->rec_stack[i] = ids->e[s].val - 1;
+			sc->rec_stack[i] = s1 - 1;
 			/* ctx1 counts the stack's records in this pass. */
 			if (sr->ctx1++)
 				p->repeated = true;
@@ -682,7 +623,7 @@ static enum mp_errcode parse_file(struct parse *p, const void *data, size_t size
 		off += total;
 	}
 out:
-	idmap_release(&p->file_ctx);
+	ht_release(&p->file_ctx);
 	return rc;
 }
 
