@@ -226,7 +226,7 @@ static void emit_symbolization(struct emit *e, const struct sym_ctx *sym,
 	emit_end(e);
 	emit_list(e, "modules");
 	for (int32_t m = 0; sym_module_info(sym, m, &mi); m++) {
-		sym_format_build_id(mi.build_id, mi.build_id_size, bid, sizeof(bid));
+		mp_hex(mi.build_id, mi.build_id_size, bid, sizeof(bid));
 		snprintf(display, sizeof(display),
 			 "%s: %" PRIu64 " of %" PRIu64 " addresses with a source "
 			 "line, %" PRIu64 " with a symbol only%s", mi.path,

@@ -65,6 +65,11 @@ uint32_t ht_find(struct ht *t, uint64_t hash, ht_eq_fn eq, const void *key,
 /* Add ID under HASH (it must not be there yet).  MP_E_NOMEM on failure. */
 enum mp_errcode ht_insert(struct ht *t, uint64_t hash, uint32_t id);
 void ht_release(struct ht *t);
+/* The memory T's slots take, in bytes. */
+static inline uint64_t ht_bytes(const struct ht *t)
+{
+	return t->slots ? ((uint64_t)t->mask + 1) * sizeof(*t->slots) : 0;
+}
 
 /*
  * A map from a pair of 32-bit keys, or from one 64-bit key, to a 32-bit

@@ -144,7 +144,7 @@ enum mp_errcode stack_to_idx(struct stack_buf *buf)
 		 * (raw v1/v2, or a PC in no segment) only the address itself
 		 * is safe: two modules may share a file offset.
 		 */
-		sym_format_build_id(v->build_id, v->build_id_size, buf->hex[i],
+		mp_hex(v->build_id, v->build_id_size, buf->hex[i],
 				    sizeof(buf->hex[i]));
 		x->function = buf->hex[i];
 		x->flags = IDX_FRAME_UNSYMBOLIZED;

@@ -148,7 +148,7 @@ struct sym_module {
 
 struct sym_bid {
 	uint8_t id[RAW_BUILD_ID_MAX];
-	uint32_t size;		/* 0 = empty slot */
+	uint32_t size;
 	int32_t module;		/* -1: no binary found for it */
 	bool warned;
 };
@@ -163,7 +163,6 @@ struct sym_str {
 	const char *s;
 	const char *pretty;	/* demangled, NULL until asked */
 	uint32_t len;
-	uint32_t hash;
 	uint8_t cls;		/* SYM_CLS_* bits */
 };
 
@@ -206,20 +205,6 @@ static bool first_time(struct sym_ctx *ctx, uint64_t key)
 	return true;
 }
 
-size_t sym_format_build_id(const uint8_t *id, uint32_t n, char *buf,
-			   size_t size)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < n && size && 2 * i + 2 < size; i++) {
-		buf[2 * i] = hex[id[i] >> 4];
-		buf[2 * i + 1] = hex[id[i] & 15];
-	}
-	if (size)
-		buf[2 * i < size ? 2 * i : size - 1] = '\0';
-	return 2 * (size_t)n;
-}
 
 /* ---- lifecycle --------------------------------------------------------- */
 
@@ -269,11 +254,12 @@ void sym_release(struct sym_ctx *ctx)
 		free(ctx->dirs[i]);
 	free(ctx->dirs);
 	free(ctx->bids);
+	ht_release(&ctx->bid_ht);
 	free(ctx->warned);
 	free(ctx->entries);
-	free(ctx->table);
+	ht_release(&ctx->entry_ht);
 	free(ctx->strs);
-	free(ctx->str_table);
+	ht_release(&ctx->str_ht);
 	free(ctx->scratch);
 	mp_arena_release(&ctx->arena);
 	memset(ctx, 0, sizeof(*ctx));
@@ -483,54 +469,42 @@ static uint64_t bid_hash(const uint8_t *id, uint32_t size)
 	return mp_hash_bytes(id, size, 0x6b1d);
 }
 
-/* The slot for ID: its entry, or the empty slot where it belongs. */
-static struct sym_bid *bid_slot(struct sym_ctx *ctx, const uint8_t *id,
-				uint32_t size)
-{
-	uint32_t i = (uint32_t)bid_hash(id, size) & ctx->bid_mask;
-	struct sym_bid *b;
+struct bid_key {
+	const uint8_t *id;
+	uint32_t size;
+};
 
-	for (;; i = (i + 1) & ctx->bid_mask) {
-		b = &ctx->bids[i];
-		if (!b->size ||
-		    (b->size == size && memcmp(b->id, id, size) == 0))
-			return b;
-	}
+static bool same_bid(const void *key, uint32_t i, const void *arg)
+{
+	const struct bid_key *k = key;
+	const struct sym_bid *b = &((const struct sym_ctx *)arg)->bids[i];
+
+	return b->size == k->size && memcmp(b->id, k->id, k->size) == 0;
 }
 
-/* Find or add ID (size 1..RAW_BUILD_ID_MAX); NULL when out of memory. */
+/*
+ * Find or add ID (size 1..RAW_BUILD_ID_MAX); NULL when out of memory.  The
+ * pointer is valid until the next build id is added.
+ */
 static struct sym_bid *bid_get(struct sym_ctx *ctx, const uint8_t *id,
 			       uint32_t size, bool *added)
 {
+	struct bid_key k = { id, size };
+	uint64_t h = bid_hash(id, size);
+	uint32_t i = ht_find(&ctx->bid_ht, h, same_bid, &k, ctx);
 	struct sym_bid *b;
 
 	*added = false;
-	if (ctx->bids) {
-		b = bid_slot(ctx, id, size);
-		if (b->size)
-			return b;
-	}
-	/* Keep the load at most one half so probes stay short. */
-	if (!ctx->bids || (ctx->nbids + 1) * 2 > ctx->bid_mask + 1) {
-		uint32_t n = ctx->bids ? (ctx->bid_mask + 1) * 2 : 16;
-		struct sym_bid *old = ctx->bids;
-		uint32_t old_n = ctx->bids ? ctx->bid_mask + 1 : 0;
-
-		if (n == 0 || !(ctx->bids = calloc(n, sizeof(*old)))) {
-			ctx->bids = old;
-			return NULL;
-		}
-		ctx->bid_mask = n - 1;
-		for (uint32_t i = 0; i < old_n; i++)
-			if (old[i].size)
-				*bid_slot(ctx, old[i].id, old[i].size) = old[i];
-		free(old);
-	}
-	b = bid_slot(ctx, id, size);
+	if (i != HT_NONE)
+		return &ctx->bids[i];
+	if (!MP_GROW(ctx->bids, ctx->abids, ctx->nbids + 1) ||
+	    ht_insert(&ctx->bid_ht, h, (uint32_t)ctx->nbids))
+		return NULL;
+	b = &ctx->bids[ctx->nbids++];
+	memset(b, 0, sizeof(*b));
 	memcpy(b->id, id, size);
 	b->size = size;
 	b->module = -1;
-	ctx->nbids++;
 	*added = true;
 	return b;
 }
@@ -666,7 +640,7 @@ enum mp_errcode sym_add_binary(struct sym_ctx *ctx, const char *path,
 			return mp_fail(err, MP_E_NOMEM, NULL);
 		}
 		if (b->module >= 0 && !ctx->mods[b->module]->from_debug_dir) {
-			sym_format_build_id(m->build_id, m->build_id_size, hex,
+			mp_hex(m->build_id, m->build_id_size, hex,
 					    sizeof(hex));
 			warn(ctx, "'%s' has the same build id %s as '%s'; using '%s'",
 			     path, hex, ctx->mods[b->module]->path,
@@ -699,7 +673,7 @@ static int32_t find_by_build_id(struct sym_ctx *ctx, struct sym_bid *b)
 
 	if (b->size < 2)
 		return -1;
-	sym_format_build_id(b->id, b->size, hex, sizeof(hex));
+	mp_hex(b->id, b->size, hex, sizeof(hex));
 	for (size_t i = 0; i < ndirs; i++) {
 		const char *dir = i < ctx->ndirs ? ctx->dirs[i] : DEFAULT_DEBUG_DIR;
 
@@ -782,9 +756,9 @@ static enum mp_errcode no_binary_v3(struct sym_ctx *ctx,
 	const struct sym_module *m = ctx->main >= 0 ? ctx->mods[ctx->main] : NULL;
 	bool mismatch = i == 0 && m;
 
-	sym_format_build_id(s->build_id, s->build_id_size, hex, sizeof(hex));
+	mp_hex(s->build_id, s->build_id_size, hex, sizeof(hex));
 	if (mismatch)
-		sym_format_build_id(m->build_id, m->build_id_size, mhex,
+		mp_hex(m->build_id, m->build_id_size, mhex,
 				    sizeof(mhex));
 	if (ctx->opt.strict) {
 		if (mismatch)
@@ -973,10 +947,10 @@ enum mp_errcode sym_check_profile(struct sym_ctx *ctx,
 				       m->build_id_size) == 0;
 		if (found)
 			continue;
-		sym_format_build_id(m->build_id, m->build_id_size, hex, sizeof(hex));
+		mp_hex(m->build_id, m->build_id_size, hex, sizeof(hex));
 		if (!m->build_id_size)
 			memcpy(hex, "(none)", 7);
-		sym_format_build_id(s0->build_id, s0->build_id_size, shex, sizeof(shex));
+		mp_hex(s0->build_id, s0->build_id_size, shex, sizeof(shex));
 		/* Without --strict, sym_map_pc() says the same, with the
 		 * segment, when it meets the segment's first PC. */
 		if (ctx->opt.strict)
@@ -989,57 +963,40 @@ enum mp_errcode sym_check_profile(struct sym_ctx *ctx,
 
 /* ---- interned strings --------------------------------------------------- */
 
-static uint32_t *str_slot(struct sym_ctx *ctx, const char *s, uint32_t len,
-			  uint32_t hash)
-{
-	uint32_t i = hash & ctx->str_mask, *slot;
-	const struct sym_str *e;
+struct str_key {
+	const char *s;
+	uint32_t len;
+};
 
-	for (;; i = (i + 1) & ctx->str_mask) {
-		slot = &ctx->str_table[i];
-		if (!*slot)
-			return slot;
-		e = &ctx->strs[*slot - 1];
-		if (e->hash == hash && e->len == len &&
-		    memcmp(e->s, s, len) == 0)
-			return slot;
-	}
+static bool same_str(const void *key, uint32_t i, const void *arg)
+{
+	const struct str_key *k = key;
+	const struct sym_str *e = &((const struct sym_ctx *)arg)->strs[i];
+
+	return e->len == k->len && memcmp(e->s, k->s, k->len) == 0;
 }
 
 /* The interned copy of S (LEN bytes), or NULL when out of memory. */
 static struct sym_str *intern(struct sym_ctx *ctx, const char *s, size_t len)
 {
-	uint32_t hash = (uint32_t)mp_hash_bytes(s, len, 0x57), *slot;
+	struct str_key k = { s, (uint32_t)len };
+	uint64_t h = mp_hash_bytes(s, len, 0x57);
 	struct sym_str *e;
+	uint32_t i;
 	char *copy;
 
 	if (len >= UINT32_MAX || ctx->nstrs >= UINT32_MAX - 1)
 		return NULL;
-	if (ctx->str_table) {
-		slot = str_slot(ctx, s, (uint32_t)len, hash);
-		if (*slot)
-			return &ctx->strs[*slot - 1];
-	}
-	if (!ctx->str_table || (ctx->nstrs + 1) * 2 > (size_t)ctx->str_mask + 1) {
-		size_t n = ctx->str_table ? ((size_t)ctx->str_mask + 1) * 2 : 256;
-		uint32_t *t;
-
-		if (n > UINT32_MAX || !(t = calloc(n, sizeof(*t))))
-			return NULL;
-		free(ctx->str_table);
-		ctx->str_table = t;
-		ctx->str_mask = (uint32_t)(n - 1);
-		for (size_t k = 0; k < ctx->nstrs; k++)
-			*str_slot(ctx, ctx->strs[k].s, ctx->strs[k].len,
-				  ctx->strs[k].hash) = (uint32_t)k + 1;
-	}
+	i = ht_find(&ctx->str_ht, h, same_str, &k, ctx);
+	if (i != HT_NONE)
+		return &ctx->strs[i];
 	if (!MP_GROW(ctx->strs, ctx->astrs, ctx->nstrs + 1) ||
-	    !(copy = mp_arena_alloc(&ctx->arena, len + 1)))
+	    !(copy = mp_arena_alloc(&ctx->arena, len + 1)) ||
+	    ht_insert(&ctx->str_ht, h, (uint32_t)ctx->nstrs))
 		return NULL;
 	memcpy(copy, s, len);
 	e = &ctx->strs[ctx->nstrs++];
-	*e = (struct sym_str){ .s = copy, .len = (uint32_t)len, .hash = hash };
-	*str_slot(ctx, copy, (uint32_t)len, hash) = (uint32_t)ctx->nstrs;
+	*e = (struct sym_str){ .s = copy, .len = (uint32_t)len };
 	return e;
 }
 
@@ -1808,34 +1765,12 @@ static uint64_t entry_hash(int32_t module, uint64_t addr)
 			 ((uint64_t)(uint32_t)module * 0x9e3779b97f4a7c15ULL));
 }
 
-static uint32_t *entry_slot(struct sym_ctx *ctx, int32_t module, uint64_t addr)
+static bool same_entry(const void *key, uint32_t i, const void *arg)
 {
-	uint32_t i = (uint32_t)entry_hash(module, addr) & ctx->table_mask;
-	const struct sym_entry *e;
+	const struct sym_addr *a = key;
+	const struct sym_entry *e = &((const struct sym_ctx *)arg)->entries[i];
 
-	for (;; i = (i + 1) & ctx->table_mask) {
-		if (!ctx->table[i])
-			return &ctx->table[i];
-		e = &ctx->entries[ctx->table[i] - 1];
-		if (e->addr == addr && e->module == module)
-			return &ctx->table[i];
-	}
-}
-
-static bool table_grow(struct sym_ctx *ctx)
-{
-	size_t n = ctx->table ? ((size_t)ctx->table_mask + 1) * 2 : 1024;
-	uint32_t *t;
-
-	if (n > UINT32_MAX || !(t = calloc(n, sizeof(*t))))
-		return false;
-	free(ctx->table);
-	ctx->table = t;
-	ctx->table_mask = (uint32_t)(n - 1);
-	for (size_t k = 0; k < ctx->nentries; k++)
-		*entry_slot(ctx, ctx->entries[k].module, ctx->entries[k].addr) =
-			(uint32_t)k + 1;
-	return true;
+	return e->addr == a->addr && e->module == a->module;
 }
 
 enum mp_errcode sym_lookup(struct sym_ctx *ctx, const struct sym_addr *a,
@@ -1843,7 +1778,8 @@ enum mp_errcode sym_lookup(struct sym_ctx *ctx, const struct sym_addr *a,
 {
 	struct sym_module *m;
 	struct sym_frames *fr;
-	uint32_t *slot;
+	uint64_t h;
+	uint32_t i;
 	size_t n, bytes;
 	bool from_symtab;
 
@@ -1852,19 +1788,16 @@ enum mp_errcode sym_lookup(struct sym_ctx *ctx, const struct sym_addr *a,
 		return MP_OK;
 	if ((size_t)a->module >= ctx->nmods)
 		return mp_fail(err, MP_E_INVALID, "no module %d", (int)a->module);
-	if (ctx->table) {
-		slot = entry_slot(ctx, a->module, a->addr);
-		if (*slot) {
-			*out = ctx->entries[*slot - 1].fr;
-			return MP_OK;
-		}
+	h = entry_hash(a->module, a->addr);
+	i = ht_find(&ctx->entry_ht, h, same_entry, a, ctx);
+	if (i != HT_NONE) {
+		*out = ctx->entries[i].fr;
+		return MP_OK;
 	}
 	if (ctx->nentries >= UINT32_MAX - 1)
 		return mp_fail(err, MP_E_TOO_LARGE, "too many distinct addresses");
-	if ((!ctx->table || (ctx->nentries + 1) * 2 > (size_t)ctx->table_mask + 1) &&
-	    !table_grow(ctx))
-		return mp_fail(err, MP_E_NOMEM, NULL);
-	if (!MP_GROW(ctx->entries, ctx->aentries, ctx->nentries + 1))
+	if (!MP_GROW(ctx->entries, ctx->aentries, ctx->nentries + 1) ||
+	    ht_insert(&ctx->entry_ht, h, (uint32_t)ctx->nentries))
 		return mp_fail(err, MP_E_NOMEM, NULL);
 
 	m = ctx->mods[a->module];
@@ -1884,7 +1817,6 @@ enum mp_errcode sym_lookup(struct sym_ctx *ctx, const struct sym_addr *a,
 		m->symtab_only++;
 	ctx->stats.addrs++;
 	ctx->entries[ctx->nentries++] = (struct sym_entry){ a->addr, a->module, fr };
-	*entry_slot(ctx, a->module, a->addr) = (uint32_t)ctx->nentries;
 	*out = fr;
 	return MP_OK;
 }
@@ -1918,7 +1850,7 @@ void sym_get_stats(const struct sym_ctx *ctx, struct sym_stats *out)
 	out->nmodules = (uint32_t)ctx->nmods;
 	out->memory = ctx->arena.total +
 		      ctx->aentries * sizeof(struct sym_entry) +
-		      (ctx->table ? ((uint64_t)ctx->table_mask + 1) * 4 : 0) +
+		      ht_bytes(&ctx->entry_ht) +
 		      ctx->astrs * sizeof(struct sym_str) +
-		      (ctx->str_table ? ((uint64_t)ctx->str_mask + 1) * 4 : 0);
+		      ht_bytes(&ctx->str_ht);
 }

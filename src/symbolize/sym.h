@@ -200,18 +200,17 @@ struct sym_ctx {
 	size_t nmods, amods;
 	char **dirs;			/* debug directories */
 	size_t ndirs, adirs;
-	struct sym_bid *bids;		/* build id -> module, power of two */
-	uint32_t bid_mask, nbids;
+	struct sym_bid *bids;		/* build ids seen, each with its module */
+	size_t nbids, abids;
+	struct ht bid_ht;		/* index of bids by build id */
 	uint64_t *warned;		/* hashes of warnings already given */
 	size_t nwarned, awarned;
 	struct sym_entry *entries;	/* the symbolized addresses */
 	size_t nentries, aentries;
-	uint32_t *table;		/* entry index + 1, 0 = empty */
-	uint32_t table_mask;
+	struct ht entry_ht;		/* index of entries by (module, addr) */
 	struct sym_str *strs;		/* interned strings */
 	size_t nstrs, astrs;
-	uint32_t *str_table;		/* str index + 1, 0 = empty */
-	uint32_t str_mask;
+	struct ht str_ht;		/* index of strs by bytes */
 	struct sym_frame *scratch;	/* frames of the address in progress */
 	size_t ascratch;
 	struct mp_arena arena;		/* strings and frame arrays */
@@ -278,13 +277,6 @@ enum mp_errcode sym_lookup(struct sym_ctx *ctx, const struct sym_addr *a,
 bool sym_module_info(const struct sym_ctx *ctx, int32_t module,
 		     struct sym_module_info *out);
 void sym_get_stats(const struct sym_ctx *ctx, struct sym_stats *out);
-
-/*
- * Write ID as lowercase hex into BUF (NUL-terminated, truncated to SIZE);
- * returns the full length, 2 * n, like snprintf.
- */
-size_t sym_format_build_id(const uint8_t *id, uint32_t n, char *buf,
-			   size_t size);
 
 /*
  * Demangle an Itanium C++ name for display, snprintf-style: writes the

@@ -376,7 +376,7 @@ static void hex_of(struct sym_ctx *sym, int32_t module, char *buf, size_t size)
 	struct sym_module_info mi;
 
 	ck_assert(sym_module_info(sym, module, &mi));
-	sym_format_build_id(mi.build_id, mi.build_id_size, buf, size);
+	mp_hex(mi.build_id, mi.build_id_size, buf, size);
 }
 
 START_TEST(build_id_mismatch)
@@ -394,7 +394,7 @@ START_TEST(build_id_mismatch)
 	hex_of(&sym, 0, have, sizeof(have));
 	load(&rf, FIX "basic.pie.v4.profraw");
 	s0 = &rf.profiles[0].segments[0];
-	sym_format_build_id(s0->build_id, s0->build_id_size, want, sizeof(want));
+	mp_hex(s0->build_id, s0->build_id_size, want, sizeof(want));
 	/* Checking the profile says nothing yet: the first PC mapped will. */
 	ck_assert_int_eq(sym_check_profile(&sym, &rf.profiles[0], &err), MP_OK);
 	ck_assert_int_eq(count_warn(&w, "has build id", have), 0);
@@ -458,7 +458,7 @@ START_TEST(missing_library)
 			if (a.module < 0) {
 				const struct raw_segment *s = &p->segments[a.segment];
 
-				sym_format_build_id(s->build_id, s->build_id_size,
+				mp_hex(s->build_id, s->build_id_size,
 						    hex, sizeof(hex));
 				snprintf(seg, sizeof(seg), "0x%llx-0x%llx",
 					 (unsigned long long)s->start,
@@ -870,12 +870,21 @@ END_TEST
 START_TEST(build_id_format)
 {
 	const uint8_t id[4] = { 0x3f, 0x2a, 0x00, 0xff };
-	char buf[9], small[4];
+	char buf[9], small[4], empty[1] = "x";
+	uint8_t back[4];
 
-	ck_assert_uint_eq(sym_format_build_id(id, 4, buf, sizeof(buf)), 8);
+	mp_hex(id, 4, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "3f2a00ff");
-	ck_assert_uint_eq(sym_format_build_id(id, 4, small, sizeof(small)), 8);
+	mp_hex(id, 4, small, sizeof(small));
 	ck_assert_str_eq(small, "3f");
+	mp_hex(id, 0, empty, sizeof(empty));
+	ck_assert_str_eq(empty, "");
+	ck_assert_int_eq(mp_unhex("3F2a00ff", back, sizeof(back)), 4);
+	ck_assert_mem_eq(back, id, 4);
+	ck_assert_int_eq(mp_unhex("3f2", back, sizeof(back)), -1);
+	ck_assert_int_eq(mp_unhex("3f2a00ff00", back, sizeof(back)), -1);
+	ck_assert_int_eq(mp_unhex("zz", back, sizeof(back)), -1);
+	ck_assert_int_eq(mp_unhex("", back, sizeof(back)), 0);
 }
 END_TEST
 
