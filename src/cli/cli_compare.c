@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "profile/compare.h"
-#include "profile/stack.h"
 #include "profile/view.h"
 
 static bool parse_float(const char *s, float *out)

@@ -7,7 +7,6 @@
 #include "cli.h"
 #include "emit.h"
 #include "report.h"
-#include "profile/stack.h"
 #include "profile/view.h"
 
 const struct cli_command cli_cmd_show = {
@@ -77,7 +76,7 @@ int cmd_show(int argc, char **argv)
 	enum emit_format fmt = EMIT_TEXT;
 	struct cli_sym so = { 0 };
 	struct sym_ctx sym = { 0 };
-	struct stack_stats sstats = { 0 };
+	struct sym_stack_stats sstats = { 0 };
 	const char *function = NULL;
 	struct mp_err err = { 0 };
 	struct emit *e = NULL;

@@ -1,7 +1,6 @@
 #include "report.h"
 
 #include "symbolize/sym.h"
-#include "profile/stack.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -208,7 +207,7 @@ static void emit_summary(struct emit *e, const struct view *v)
 }
 
 static void emit_symbolization(struct emit *e, const struct sym_ctx *sym,
-			       const struct stack_stats *st)
+			       const struct sym_stack_stats *st)
 {
 	struct sym_module_info mi;
 	char bid[2 * RAW_BUILD_ID_MAX + 1], display[4300];

@@ -22,7 +22,7 @@ enum report_sort {
 
 struct sym_ctx;
 struct sym_demangler;
-struct stack_stats;
+struct sym_stack_stats;
 
 struct report_show_opts {
 	enum report_sort sort;
@@ -32,7 +32,7 @@ struct report_show_opts {
 	struct sym_demangler *demangler;
 	/* When set, a "symbolization" summary: coverage per module. */
 	const struct sym_ctx *sym;
-	const struct stack_stats *sym_stats;
+	const struct sym_stack_stats *sym_stats;
 	bool stats;		/* table sizes of indexed inputs */
 };
 

@@ -59,6 +59,18 @@ static inline bool mp_frame_inlined(const struct mp_frame *f)
 }
 
 /*
+ * Where an unsymbolized frame is, as the indexed format and the compare
+ * keys name it: its offset in its module when it has a build id or came
+ * from an indexed file, else (a raw frame without a build id) its
+ * address.
+ */
+static inline uint64_t mp_frame_where(const struct mp_frame *f)
+{
+	return f->build_id_size || !(f->flags & MP_FRAME_ADDRESS)
+		? f->offset : f->address;
+}
+
+/*
  * F for people, malloc'ed, whole whatever its length; NULL when out of
  * memory.  Symbolized: "NAME FILE:LINE:COLUMN[ [discriminator N]][
  * (inlined)]", NAME being NAME if not NULL (a demangled name) or the

@@ -40,6 +40,7 @@
 #include <stdio.h>
 
 #include "common/mp_err.h"
+#include "common/mp_frame.h"
 #include "common/mp_mib.h"
 #include "common/mp_util.h"
 #include "hashtable/ht.h"
@@ -48,16 +49,20 @@
 #define IDX_MAGIC "\x89MPIDX\r\n"
 #define IDX_MAGIC_SIZE 8
 
-#define IDX_FRAME_INLINED 1u		/* inlined into the next frame */
-#define IDX_FRAME_UNSYMBOLIZED 2u	/* function = build id hex */
+/*
+ * Frames go in and come out as struct mp_frame (common/mp_frame.h).  The
+ * file keeps a symbolized frame's function, file, line, column,
+ * discriminator and inline flag; an unsymbolized one as its module's
+ * build id (at most IDX_BUILD_ID_MAX bytes, stored as hex) and its
+ * offset there, or, without a build id, its address in the offset.
+ */
+#define IDX_BUILD_ID_MAX 32
+#define IDX_PATH_MAX 4096
 
-/* A frame as the indexed format keeps it. */
-struct idx_frame {
-	const char *function;	/* linkage name; build id hex if unsymbolized */
-	const char *file;	/* NULL when unknown */
-	uint32_t line, column, discriminator;
-	uint32_t flags;
-	uint64_t offset;	/* unsymbolized: offset in the module */
+/* Room for what a frame read from a file holds outside the file. */
+struct idx_frame_buf {
+	char path[IDX_PATH_MAX];		/* the file path, joined */
+	uint8_t build_id[IDX_BUILD_ID_MAX];	/* the build id, decoded */
 };
 
 /* What the builder holds, for --stats and the benchmarks. */
@@ -106,7 +111,7 @@ void idx_builder_release(struct idx_builder *b);
  * copied.
  */
 enum mp_errcode idx_builder_add(struct idx_builder *b,
-				const struct idx_frame *frames, uint32_t n,
+				const struct mp_frame *frames, uint32_t n,
 				const struct mp_mib *mib, const uint64_t *hist,
 				uint32_t nhist, uint64_t weight,
 				struct mp_err *err);
@@ -116,7 +121,7 @@ enum mp_errcode idx_builder_add(struct idx_builder *b,
  * (leaf first).  Ids stay valid for the builder's life.
  */
 enum mp_errcode idx_builder_frame(struct idx_builder *b,
-				  const struct idx_frame *f, uint32_t *id);
+				  const struct mp_frame *f, uint32_t *id);
 enum mp_errcode idx_builder_add_stack(struct idx_builder *b,
 				      const uint32_t *frames, uint32_t n,
 				      const struct mp_mib *mib,
@@ -198,11 +203,10 @@ uint32_t idx_node_parent1(const struct idx_file *f, uint32_t node);
 uint32_t idx_stack_depth(const struct idx_file *f, uint32_t stack_id);
 /*
  * Frame K (0 = leaf) of the stack STACK_ID into OUT; the strings point
- * into F, except the file path, which is written into PATHBUF (SIZE bytes)
- * and set to NULL when unknown.
+ * into F, except the file path and the build id, which point into BUF.
  */
 void idx_stack_frame(const struct idx_file *f, uint32_t stack_id, uint32_t k,
-		     struct idx_frame *out, char *pathbuf, size_t size);
+		     struct mp_frame *out, struct idx_frame_buf *buf);
 
 /*
  * Reading whole stacks, with the one limit on what a file may expand to:
@@ -213,16 +217,15 @@ void idx_stack_frame(const struct idx_file *f, uint32_t stack_id, uint32_t k,
  *
  *	struct idx_stack_iter it;
  *	uint64_t budget = 0;		// frames expanded from F so far
- *	struct idx_frame fr;
- *	char path[IDX_PATH_MAX];
+ *	struct mp_frame fr;
+ *	struct idx_frame_buf buf;
  *	if (idx_stack_begin(&it, f, ctx->stack_id, &budget, &err))
  *		return err.code;	// MP_E_TOO_LARGE, with a detail
- *	while (idx_stack_next(&it, &fr, path, sizeof(path)))
+ *	while (idx_stack_next(&it, &fr, &buf))
  *		use(&fr);		// leaf first; it.depth frames in all
  */
 #define IDX_FRAMES_PER_BYTE 16
 #define IDX_FRAMES_MIN 65536
-#define IDX_PATH_MAX 4096
 
 struct idx_stack_iter {
 	const struct idx_file *f;
@@ -239,11 +242,11 @@ enum mp_errcode idx_stack_begin(struct idx_stack_iter *it,
 				const struct idx_file *f, uint32_t stack_id,
 				uint64_t *budget, struct mp_err *err);
 /*
- * The next frame into OUT (as idx_stack_frame), leaf first; false when
- * the stack is done.
+ * The next frame into OUT (as idx_stack_frame, BUF holding what is not
+ * in the file), leaf first; false when the stack is done.
  */
-bool idx_stack_next(struct idx_stack_iter *it, struct idx_frame *out,
-		    char *pathbuf, size_t size);
+bool idx_stack_next(struct idx_stack_iter *it, struct mp_frame *out,
+		    struct idx_frame_buf *buf);
 
 /* Bytes per section and table counts, for --stats. */
 struct idx_file_stats {

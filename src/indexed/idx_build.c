@@ -110,29 +110,42 @@ static enum mp_errcode intern_path(struct idx_builder *b, const char *file,
 }
 
 static enum mp_errcode intern_frame(struct idx_builder *b,
-				    const struct idx_frame *f, uint32_t *out)
+				    const struct mp_frame *f, uint32_t *out)
 {
 	uint32_t key[6], id;
 	uint64_t h;
 	enum mp_errcode rc;
 
 	memset(key, 0, sizeof(key));
-	rc = intern_str(b, f->function ? f->function : "",
-			f->function ? strlen(f->function) : 0, &key[0]);
-	if (rc)
-		return rc;
-	if (f->flags & IDX_FRAME_UNSYMBOLIZED) {
-		key[2] = (uint32_t)f->offset;
-		key[3] = (uint32_t)(f->offset >> 32);
+	if (!mp_frame_symbolized(f)) {
+		/*
+		 * Unsymbolized frames compare by build id and offset in the
+		 * module, the same in every process.  Without a build id
+		 * (raw v1/v2, or a PC in no segment) only the address itself
+		 * is safe: two modules may share a file offset.
+		 */
+		char hex[2 * IDX_BUILD_ID_MAX + 1];
+		uint64_t where = mp_frame_where(f);
+
+		if (f->build_id_size > IDX_BUILD_ID_MAX)
+			return MP_E_TOO_LARGE;
+		mp_hex(f->build_id, f->build_id_size, hex, sizeof(hex));
+		rc = intern_str(b, hex, strlen(hex), &key[0]);
+		key[2] = (uint32_t)where;
+		key[3] = (uint32_t)(where >> 32);
+		key[5] = IDX_FRAME_UNSYMBOLIZED;
 	} else {
-		rc = intern_path(b, f->file, &key[1]);
-		if (rc)
-			return rc;
+		rc = intern_str(b, f->function ? f->function : "",
+				f->function ? strlen(f->function) : 0, &key[0]);
+		if (!rc)
+			rc = intern_path(b, f->file, &key[1]);
 		key[2] = f->line;
 		key[3] = f->column;
 		key[4] = f->discriminator;
+		key[5] = mp_frame_inlined(f) ? IDX_FRAME_INLINED : 0;
 	}
-	key[5] = f->flags & (IDX_FRAME_INLINED | IDX_FRAME_UNSYMBOLIZED);
+	if (rc)
+		return rc;
 	h = mp_hash_bytes(key, sizeof(key), 1);
 	id = ht_find(&b->frame_ht, h, frame_eq, key, b);
 	if (id != HT_NONE) {
@@ -227,7 +240,7 @@ static enum mp_errcode add_hist(struct idx_bctx *c, const uint64_t *hist,
 }
 
 enum mp_errcode idx_builder_frame(struct idx_builder *b,
-				  const struct idx_frame *f, uint32_t *id)
+				  const struct mp_frame *f, uint32_t *id)
 {
 	return intern_frame(b, f, id);
 }
@@ -303,7 +316,7 @@ enum mp_errcode idx_builder_add_stack(struct idx_builder *b,
 }
 
 enum mp_errcode idx_builder_add(struct idx_builder *b,
-				const struct idx_frame *frames, uint32_t n,
+				const struct mp_frame *frames, uint32_t n,
 				const struct mp_mib *mib, const uint64_t *hist,
 				uint32_t nhist, uint64_t weight,
 				struct mp_err *err)

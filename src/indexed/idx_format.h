@@ -34,6 +34,10 @@ enum {
 #define IDX_SEC_SIZE 16		/* u64 */
 #define MAX_SECTIONS 16
 
+/* A stack entry's flags column. */
+#define IDX_FRAME_INLINED 1u		/* inlined into the next frame */
+#define IDX_FRAME_UNSYMBOLIZED 2u	/* function = build id hex */
+
 #define PATH_NODE_SIZE 8
 #define FRAMES_HEADER 12	/* count, six column widths, reserved */
 #define FRAME_COLUMNS 6

@@ -198,6 +198,19 @@ static enum mp_errcode table_fits(const struct idx_file *f, int id, size_t hdr,
  * The stack-entry table: column widths, then fixed-size entries, strictly
  * increasing (which also bounds the count of a table of width 0 to one).
  */
+/* An unsymbolized frame's build id: lowercase hex, as the writer makes. */
+static bool build_id_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n % 2 || n > 2 * IDX_BUILD_ID_MAX)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
+			return false;
+	return true;
+}
+
 static enum mp_errcode check_frames(struct idx_file *f, struct mp_err *err)
 {
 	const unsigned char *p = f->sec[SEC_FRAMES];
@@ -242,6 +255,12 @@ static enum mp_errcode check_frames(struct idx_file *f, struct mp_err *err)
 			return mp_fail(err, MP_E_CORRUPT,
 				       "stack entry %" PRIu32 " has unknown "
 				       "flags 0x%" PRIx32, i, flags);
+		if ((flags & IDX_FRAME_UNSYMBOLIZED) &&
+		    !build_id_ok(string_at(f, frame_get(f, i, 0))))
+			return mp_fail(err, MP_E_CORRUPT,
+				       "stack entry %" PRIu32 " is unsymbolized "
+				       "but its build id is not lowercase hex of "
+				       "at most %d bytes", i, IDX_BUILD_ID_MAX);
 		if (i == 0)
 			continue;
 		while (c < FRAME_COLUMNS &&
@@ -729,9 +748,9 @@ static void path_string(const struct idx_file *f, uint32_t node, char *buf,
 }
 
 void idx_stack_frame(const struct idx_file *f, uint32_t stack_id, uint32_t k,
-		     struct idx_frame *out, char *pathbuf, size_t size)
+		     struct mp_frame *out, struct idx_frame_buf *buf)
 {
-	uint32_t node = stack_id, fr, parent1, path1;
+	uint32_t node = stack_id, fr, parent1, path1, flags;
 
 	node_at(f, node, &fr, &parent1);
 	while (k-- > 0 && parent1) {
@@ -740,24 +759,31 @@ void idx_stack_frame(const struct idx_file *f, uint32_t stack_id, uint32_t k,
 	}
 	memset(out, 0, sizeof(*out));
 	/* An empty table (no stack can then be asked for) has no entry 0. */
-	if (fr >= f->nframes) {
-		out->function = "";
+	if (fr >= f->nframes)
 		return;
-	}
-	out->function = string_at(f, frame_get(f, fr, 0));
-	out->flags = frame_get(f, fr, 5);
+	flags = frame_get(f, fr, 5);
 	path1 = frame_get(f, fr, 1);
-	if (out->flags & IDX_FRAME_UNSYMBOLIZED) {
+	if (flags & IDX_FRAME_UNSYMBOLIZED) {
+		/* Checked at open: hex of at most IDX_BUILD_ID_MAX bytes. */
+		int n = mp_unhex(string_at(f, frame_get(f, fr, 0)),
+				 buf->build_id, sizeof(buf->build_id));
+
+		if (n > 0) {
+			out->build_id = buf->build_id;
+			out->build_id_size = (uint8_t)n;
+		}
 		out->offset = frame_get(f, fr, 2) |
 			      (uint64_t)frame_get(f, fr, 3) << 32;
 		return;
 	}
+	out->function = string_at(f, frame_get(f, fr, 0));
 	out->line = frame_get(f, fr, 2);
 	out->column = frame_get(f, fr, 3);
 	out->discriminator = frame_get(f, fr, 4);
-	if (path1 && size) {
-		path_string(f, path1 - 1, pathbuf, size);
-		out->file = pathbuf;
+	out->flags = flags & IDX_FRAME_INLINED ? MP_FRAME_INLINED : 0;
+	if (path1) {
+		path_string(f, path1 - 1, buf->path, sizeof(buf->path));
+		out->file = buf->path;
 	}
 }
 
@@ -799,12 +825,12 @@ enum mp_errcode idx_stack_begin(struct idx_stack_iter *it,
 	return MP_OK;
 }
 
-bool idx_stack_next(struct idx_stack_iter *it, struct idx_frame *out,
-		    char *pathbuf, size_t size)
+bool idx_stack_next(struct idx_stack_iter *it, struct mp_frame *out,
+		    struct idx_frame_buf *buf)
 {
 	if (!it->left)
 		return false;
-	idx_stack_frame(it->f, it->node, 0, out, pathbuf, size);
+	idx_stack_frame(it->f, it->node, 0, out, buf);
 	it->left--;
 	if (it->left)
 		it->node = idx_node_parent1(it->f, it->node) - 1;

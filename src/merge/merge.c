@@ -42,12 +42,6 @@ struct segmap {
 	bool known;
 };
 
-/* A profile's segments sorted by start, when none overlap. */
-struct seg_range {
-	uint64_t start, end;
-	uint32_t index;
-};
-
 /* Contexts folded at once by ctab_fold_batch(). */
 #define MERGE_BATCH 16
 
@@ -55,15 +49,10 @@ struct seg_range {
 struct scratch {
 	struct segmap *segs;		/* every profile's, back to back */
 	size_t asegs;
-	struct seg_range *ranges;	/* likewise */
-	size_t aranges;
 	size_t *base;			/* profile -> its first segment */
 	size_t abase;
-	bool *disjoint;			/* profile -> segments do not overlap */
-	size_t adisjoint;
 	uint64_t *pcs;			/* one stack's PCs */
 	size_t apcs;
-	struct ht_map seg_cache;	/* overlapping maps: PC -> segment + 1 */
 	struct raw_file rf;		/* the input being folded */
 	struct mp_arena *arena;		/* the table's entries it made */
 	/* Location keys this worker has seen in new stacks, and those of
@@ -86,11 +75,8 @@ struct scratch {
 static void scratch_release(struct scratch *s)
 {
 	free(s->segs);
-	free(s->ranges);
 	free(s->base);
-	free(s->disjoint);
 	free(s->pcs);
-	ht_map_release(&s->seg_cache);
 	raw_file_release(&s->rf);
 	ht_map_release(&s->seen);
 	free(s->fresh);
@@ -129,7 +115,7 @@ void merge_release(struct merge *m)
 	ht_release(&m->space_ht);
 	ht_release(&m->escape_ht);
 	idx_builder_release(&m->b);
-	stack_buf_release(&m->buf);
+	sym_stack_release(&m->buf);
 	ht_map_release(&m->loc_map);
 	free(m->pending);
 	free(m->taken);
@@ -299,92 +285,24 @@ static enum mp_errcode learn_segment(struct merge *m,
 	return MP_OK;
 }
 
-static int cmp_range(const void *a, const void *b)
-{
-	const struct seg_range *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/* Size S's arrays for RF's profiles and sort each profile's segments. */
+/* Size S's segment maps for RF's profiles. */
 static enum mp_errcode prepare(struct scratch *s, const struct raw_file *rf)
 {
 	size_t total = 0;
 
-	if (!MP_GROW(s->base, s->abase, rf->nprofiles + 1) ||
-	    !MP_GROW(s->disjoint, s->adisjoint, rf->nprofiles + 1))
+	if (!MP_GROW(s->base, s->abase, rf->nprofiles + 1))
 		return MP_E_NOMEM;
 	for (size_t p = 0; p < rf->nprofiles; p++) {
 		s->base[p] = total;
 		total += rf->profiles[p].nsegments;
 	}
-	if (!MP_GROW(s->segs, s->asegs, total + 1) ||
-	    !MP_GROW(s->ranges, s->aranges, total + 1))
+	if (!MP_GROW(s->segs, s->asegs, total + 1))
 		return MP_E_NOMEM;
 	memset(s->segs, 0, (total + 1) * sizeof(*s->segs));
-	for (size_t p = 0; p < rf->nprofiles; p++) {
-		const struct raw_profile *prof = &rf->profiles[p];
-		struct seg_range *r = s->ranges + s->base[p];
-
-		for (size_t i = 0; i < prof->nsegments; i++)
-			r[i] = (struct seg_range){ prof->segments[i].start,
-						   prof->segments[i].end,
-						   (uint32_t)i };
-		qsort(r, prof->nsegments, sizeof(*r), cmp_range);
-		/*
-		 * An empty segment sorted before another of the same start
-		 * is no overlap, and harmless: the search below takes the
-		 * last range starting at or before the PC.
-		 */
-		s->disjoint[p] = prof->nsegments <= UINT32_MAX;
-		for (size_t i = 1; i < prof->nsegments; i++)
-			if (r[i].start < r[i - 1].end)
-				s->disjoint[p] = false;
-	}
 	return MP_OK;
 }
 
-/*
- * The segment of profile P holding PC, as sym_map_pc() finds it (the first
- * in the table that holds it), or -1.  *HINT is the last range found.
- */
-static int64_t find_segment(struct scratch *s, const struct raw_profile *prof,
-			    size_t p, uint64_t pc, size_t *hint)
-{
-	const struct seg_range *r = s->ranges + s->base[p];
-	size_t lo = 0, hi = prof->nsegments;
-	uint32_t v;
-
-	if (!s->disjoint[p]) {
-		/* Overlapping segments: the first match, each PC once. */
-		if (ht_map_get(&s->seg_cache, pc, &v))
-			return (int64_t)v - 1;
-		for (v = 0; v < prof->nsegments; v++)
-			if (prof->segments[v].start <= pc &&
-			    pc < prof->segments[v].end)
-				break;
-		v = v < prof->nsegments ? v + 1 : 0;
-		if (ht_map_put(&s->seg_cache, pc, v))
-			return -2;
-		return (int64_t)v - 1;
-	}
-	if (*hint < hi && r[*hint].start <= pc && pc < r[*hint].end)
-		return r[*hint].index;
-	while (lo < hi) {	/* the first range starting after PC */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (r[mid].start <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0 || pc >= r[lo - 1].end)
-		return -1;
-	*hint = lo - 1;
-	return r[lo - 1].index;
-}
-
-/* Before folding RF: check its memory maps, sort its segments. */
+/* Before folding RF: check its memory maps, size the segment maps. */
 static enum mp_errcode setup_raw(struct merge *m, struct scratch *s,
 				 const struct raw_file *rf, struct mp_err *err)
 {
@@ -463,18 +381,15 @@ static enum mp_errcode fold_pcs(struct merge *m, struct scratch *s,
 	if (p != s->cur) {
 		s->cur = p;
 		s->hint = 0;
-		ht_map_release(&s->seg_cache);
 	}
 	if (!MP_GROW(s->batch_keys, s->abatch_keys, s->nbatch_keys + npcs))
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	keys = s->batch_keys + s->nbatch_keys;
 	for (uint32_t k = 0; k < npcs; k++) {
 		uint64_t pc = pcs[k], space = SPACE_ADDRESS, value = pc;
-		int64_t seg = find_segment(s, prof, p, pc, &s->hint);
+		int64_t seg = raw_segment_of(prof, pc, &s->hint);
 		struct segmap *sm;
 
-		if (seg == -2)
-			return mp_fail(err, MP_E_NOMEM, NULL);
 		if (seg >= 0) {
 			sm = &s->segs[s->base[p] + (size_t)seg];
 			if (!sm->known) {
@@ -586,7 +501,7 @@ static enum mp_errcode add_location(struct merge *m, uint64_t key,
 {
 	uint64_t space = key >> LOC_BITS, value = key & LOC_MASK;
 	struct merge_space sp = { -1, 0, { 0 } };
-	struct sym_addr a = { 0 };
+	struct sym_location loc = { .module = -1 };
 	enum mp_errcode rc;
 
 	/* Workers may be growing the spaces and escapes: copy out. */
@@ -598,20 +513,21 @@ static enum mp_errcode add_location(struct merge *m, uint64_t key,
 	if (space != SPACE_ADDRESS)
 		sp = m->spaces[space - SPACE_FIRST];
 	pthread_mutex_unlock(&m->lock);
-	a.module = -1;
-	a.segment = -1;
-	a.addr = a.offset = value;
+	/*
+	 * A location is an ELF address in a module with a binary, an offset
+	 * in a module known by its build id only, or a bare address.
+	 */
+	loc.pc = loc.addr = loc.offset = value;
 	if (space != SPACE_ADDRESS) {
-		a.module = sp.module;
-		a.segment = 0;		/* it lay in a segment */
-		a.build_id_size = sp.build_id_size;
+		loc.module = sp.module;
+		loc.build_id = sp.build_id;
+		loc.build_id_size = (uint8_t)sp.build_id_size;
 	}
 	m->buf.n = 0;
-	rc = stack_add_addr(m->sym, &a, value, sp.build_id, &m->buf, err);
+	rc = sym_stack_add(m->sym, &loc, &m->buf, err);
 	if (rc)
 		return rc;
-	if (stack_to_idx(&m->buf) ||
-	    !MP_GROW(m->ids, m->aids, m->nids + m->buf.n) ||
+	if (!MP_GROW(m->ids, m->aids, m->nids + m->buf.n) ||
 	    !MP_GROW(m->runtime, m->aruntime, m->nids + m->buf.n) ||
 	    !MP_GROW(m->loc_first, m->aloc_first, m->nlocs + 1) ||
 	    !MP_GROW(m->loc_n, m->aloc_n, m->nlocs + 1))
@@ -619,10 +535,10 @@ static enum mp_errcode add_location(struct merge *m, uint64_t key,
 	m->loc_first[m->nlocs] = (uint32_t)m->nids;
 	m->loc_n[m->nlocs] = (uint32_t)m->buf.n;
 	for (size_t i = 0; i < m->buf.n; i++) {
-		rc = idx_builder_frame(&m->b, &m->buf.idx[i], &m->ids[m->nids]);
+		rc = idx_builder_frame(&m->b, &m->buf.f[i], &m->ids[m->nids]);
 		if (rc)
 			return mp_fail(err, rc, NULL);
-		m->runtime[m->nids++] = m->buf.sf[i] && m->buf.sf[i]->runtime;
+		m->runtime[m->nids++] = (m->buf.f[i].flags & MP_FRAME_RUNTIME) != 0;
 	}
 	if (ht_map_put(&m->loc_map, key, (uint32_t)m->nlocs))
 		return mp_fail(err, MP_E_NOMEM, NULL);
@@ -758,37 +674,47 @@ struct idx_add {
 	uint64_t weight;
 	struct mp_err *err;
 	enum mp_errcode rc;
-	char (*paths)[IDX_PATH_MAX];
-	size_t apaths;
+	uint32_t *ids;		/* one stack's frames, as builder ids */
+	size_t aids;
 	uint64_t frames;	/* idx_stack_begin's budget */
 };
 
+/*
+ * Fold one context of an indexed input into the builder (called under
+ * b_lock), its frames interned as they are read.
+ */
 static int add_idx_context(void *arg, const struct idx_file *f,
 			   const struct idx_context *c)
 {
 	struct idx_add *a = arg;
-	struct stack_buf *buf = &a->m->buf;
 	struct idx_stack_iter it;
-	uint32_t d, k;
+	struct idx_frame_buf fb;
+	struct mp_frame fr;
+	uint32_t n = 0, skip = 0;
+	bool leading = true;
 
 	if ((a->rc = idx_stack_begin(&it, f, c->stack_id, &a->frames, a->err)))
 		return 1;
-	d = it.depth;
-	if (!MP_GROW(buf->idx, buf->aidx, d) || !MP_GROW(a->paths, a->apaths, d)) {
+	if (!MP_GROW(a->ids, a->aids, it.depth + 1)) {
 		a->rc = mp_fail(a->err, MP_E_NOMEM, NULL);
 		return 1;
 	}
-	for (k = 0; idx_stack_next(&it, &buf->idx[k], a->paths[k],
-				   sizeof(a->paths[k])); k++)
-		;
-	/* The program's own allocation wrappers go, as from raw inputs. */
-	k = 0;
-	while (k < d && sym_alloc_match(a->m->opts.alloc, buf->idx[k].function))
-		k++;
-	if (k == d)
-		k = 0;
-	a->rc = idx_builder_add(&a->m->b, buf->idx + k, d - k, &c->mib, c->hist,
-				c->nhist, a->weight, a->err);
+	while (idx_stack_next(&it, &fr, &fb)) {
+		/* The program's own allocation wrappers go, as from raw
+		 * inputs (unless the whole stack is theirs). */
+		leading = leading && sym_alloc_match(a->m->opts.alloc,
+						     fr.function);
+		skip += leading;
+		if ((a->rc = idx_builder_frame(&a->m->b, &fr, &a->ids[n++]))) {
+			mp_fail(a->err, a->rc, NULL);
+			return 1;
+		}
+	}
+	if (skip == n)
+		skip = 0;
+	a->rc = idx_builder_add_stack(&a->m->b, a->ids + skip, n - skip,
+				      &c->mib, c->hist, c->nhist, a->weight,
+				      a->err);
 	return a->rc != MP_OK;
 }
 
@@ -796,11 +722,12 @@ static enum mp_errcode add_indexed(struct merge *m, const struct idx_file *f,
 				   uint64_t weight, struct mp_err *err)
 {
 	struct idx_add a = { m, weight, err, MP_OK, NULL, 0, 0 };
+
 	int r;
 
 	r = idx_foreach_context(f, add_idx_context, &a);
 
-	free(a.paths);
+	free(a.ids);
 	if (r && !a.rc)
 		a.rc = mp_fail(err, MP_E_NOMEM, NULL);
 	if (a.rc == MP_OK)

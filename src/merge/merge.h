@@ -38,7 +38,6 @@
 #include "indexed/idx.h"
 #include "symbolize/sym.h"
 #include "ctab.h"
-#include "profile/stack.h"
 
 enum merge_failure_mode {
 	MERGE_FAIL_ANY,		/* the first bad input fails the merge */
@@ -104,7 +103,7 @@ struct merge {
 	/* The builder; workers fold indexed inputs into it under b_lock. */
 	pthread_mutex_t b_lock;
 	struct idx_builder b;
-	struct stack_buf buf;
+	struct sym_stack buf;		/* one location's frames */
 	/* Keys of new stacks the workers found, to symbolize (m->lock). */
 	uint64_t *pending;
 	size_t npending, apending;

@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "common/mp_file.h"
-#include "stack.h"
 
 void view_init(struct view *v)
 {
@@ -147,8 +146,7 @@ static enum mp_errcode expand(struct view *v, struct view_context *c,
 {
 	struct view_input *in = &v->inputs[c->input];
 	struct idx_stack_iter it;
-	struct idx_frame x;
-	char path[IDX_PATH_MAX];
+	struct idx_frame_buf fb;
 	enum mp_errcode rc;
 	uint32_t k;
 
@@ -161,33 +159,16 @@ static enum mp_errcode expand(struct view *v, struct view_context *c,
 	if (!c->frames)
 		goto nomem;
 	c->nframes = it.depth;
-	for (k = 0; idx_stack_next(&it, &x, path, sizeof(path)); k++) {
+	for (k = 0; idx_stack_next(&it, &c->frames[k], &fb); k++) {
 		struct mp_frame *vf = &c->frames[k];
 
-		if (x.flags & IDX_FRAME_UNSYMBOLIZED) {
-			/* The file keeps the build id as hex in the function
-			 * slot ("" when there was none). */
-			uint8_t id[255];
-			int n = mp_unhex(x.function, id, sizeof(id));
-
-			if (n > 0) {
-				vf->build_id = mp_arena_memdup(&v->arena, id,
-							       (size_t)n);
-				if (!vf->build_id)
-					goto nomem;
-				vf->build_id_size = (uint8_t)n;
-			}
-			vf->offset = x.offset;
-			continue;
-		}
-		vf->function = x.function;
-		vf->file = x.file ? mp_arena_strdup(&v->arena, x.file) : NULL;
-		if (x.file && !vf->file)
+		/* What the frame points to in FB must outlive it. */
+		if (vf->build_id &&
+		    !(vf->build_id = mp_arena_memdup(&v->arena, vf->build_id,
+						     vf->build_id_size)))
 			goto nomem;
-		vf->line = x.line;
-		vf->column = x.column;
-		vf->discriminator = x.discriminator;
-		vf->flags = x.flags & IDX_FRAME_INLINED ? MP_FRAME_INLINED : 0;
+		if (vf->file && !(vf->file = mp_arena_strdup(&v->arena, vf->file)))
+			goto nomem;
 	}
 	/* The program's own allocation wrappers (view_set_alloc_rules). */
 	k = 0;
@@ -300,10 +281,10 @@ enum mp_errcode view_add_file(struct view *v, const char *path,
 }
 
 enum mp_errcode view_symbolize(struct view *v, struct sym_ctx *sym,
-			       bool keep_runtime, struct stack_stats *stats,
+			       bool keep_runtime, struct sym_stack_stats *stats,
 			       struct mp_err *err)
 {
-	struct stack_buf buf = { 0 };
+	struct sym_stack buf = { 0 };
 	enum mp_errcode rc = MP_OK;
 
 	for (size_t i = 0; i < v->nraws; i++)
@@ -316,7 +297,7 @@ enum mp_errcode view_symbolize(struct view *v, struct sym_ctx *sym,
 		if (!c->raw)
 			continue;
 		r = &c->raw->contexts[c->id_index];
-		rc = stack_symbolize(sym, &c->raw->profiles[c->profile], r->pcs,
+		rc = sym_stack_symbolize(sym, &c->raw->profiles[c->profile], r->pcs,
 				     r->npcs, keep_runtime, &buf, stats, err);
 		if (rc)
 			break;
@@ -328,7 +309,7 @@ enum mp_errcode view_symbolize(struct view *v, struct sym_ctx *sym,
 		}
 		c->nframes = (uint32_t)buf.n;
 	}
-	stack_buf_release(&buf);
+	sym_stack_release(&buf);
 	return rc;
 }
 

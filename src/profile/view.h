@@ -29,7 +29,6 @@
 #include "raw/raw.h"
 #include "symbolize/sym.h"
 
-struct stack_stats;
 
 struct view_input {
 	const char *path;
@@ -97,7 +96,7 @@ enum mp_errcode view_add_file(struct view *v, const char *path,
  * KEEP_RUNTIME.  STATS may be NULL.
  */
 enum mp_errcode view_symbolize(struct view *v, struct sym_ctx *sym,
-			       bool keep_runtime, struct stack_stats *stats,
+			       bool keep_runtime, struct sym_stack_stats *stats,
 			       struct mp_err *err);
 
 /*

@@ -155,6 +155,134 @@ static enum mp_errcode parse_segments(struct parse *p, struct raw_profile *prof,
 	return MP_OK;
 }
 
+/*
+ * Index PROF's segments as disjoint ranges, each given to the first
+ * segment (lowest index) that holds it: a sweep over the segments'
+ * boundaries in address order with a heap of the segments open there,
+ * O(n log n) whatever the overlaps.  A well-formed map (disjoint
+ * segments) comes out as its non-empty segments sorted.
+ */
+struct seg_event {
+	uint64_t at;
+	uint32_t segment;
+	bool open;
+};
+
+static int by_event(const void *x, const void *y)
+{
+	const struct seg_event *a = x, *b = y;
+
+	if (a->at != b->at)
+		return a->at < b->at ? -1 : 1;
+	return a->open - b->open;	/* closes first */
+}
+
+static void heap_push(uint32_t *h, size_t *n, uint32_t v)
+{
+	size_t i = (*n)++;
+
+	while (i && h[(i - 1) / 2] > v) {
+		h[i] = h[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h[i] = v;
+}
+
+static void heap_pop(uint32_t *h, size_t *n)
+{
+	uint32_t v = h[--*n];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= *n)
+			break;
+		if (c + 1 < *n && h[c + 1] < h[c])
+			c++;
+		if (h[c] >= v)
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	if (*n)
+		h[i] = v;
+}
+
+enum mp_errcode raw_profile_index(struct raw_profile *prof,
+				  struct mp_arena *arena, struct mp_err *err)
+{
+	size_t n = prof->nsegments, nev = 0, nheap = 0, nr = 0;
+	struct seg_event *ev = malloc((2 * n + 1) * sizeof(*ev));
+	uint32_t *heap = malloc((n + 1) * sizeof(*heap));
+	uint8_t *closed = calloc(n + 1, 1);
+	struct raw_seg_range *r;
+	enum mp_errcode rc = MP_OK;
+
+	r = mp_arena_alloc(arena, (2 * n + 1) * sizeof(*r));
+	if (!ev || !heap || !closed || !r || n > UINT32_MAX) {
+		rc = mp_fail(err, MP_E_NOMEM, NULL);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct raw_segment *s = &prof->segments[i];
+
+		if (s->start == s->end)
+			continue;
+		ev[nev++] = (struct seg_event){ s->start, (uint32_t)i, true };
+		ev[nev++] = (struct seg_event){ s->end, (uint32_t)i, false };
+	}
+	qsort(ev, nev, sizeof(*ev), by_event);
+	for (size_t k = 0; k < nev;) {
+		uint64_t at = ev[k].at;
+
+		for (; k < nev && ev[k].at == at; k++) {
+			if (ev[k].open)
+				heap_push(heap, &nheap, ev[k].segment);
+			else
+				closed[ev[k].segment] = 1;
+		}
+		while (nheap && closed[heap[0]])
+			heap_pop(heap, &nheap);
+		if (!nheap || k == nev)
+			continue;
+		/* [at, next boundary) belongs to the lowest open segment. */
+		if (nr && r[nr - 1].end == at && r[nr - 1].segment == heap[0])
+			r[nr - 1].end = ev[k].at;
+		else
+			r[nr++] = (struct raw_seg_range){ at, ev[k].at, heap[0] };
+	}
+	prof->ranges = r;
+	prof->nranges = nr;
+out:
+	free(ev);
+	free(heap);
+	free(closed);
+	return rc;
+}
+
+int64_t raw_segment_of(const struct raw_profile *prof, uint64_t pc,
+		       size_t *hint)
+{
+	const struct raw_seg_range *r = prof->ranges;
+	size_t lo = 0, hi = prof->nranges;
+
+	if (*hint < hi && r[*hint].start <= pc && pc < r[*hint].end)
+		return r[*hint].segment;
+	while (lo < hi) {	/* the first range starting after PC */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r[mid].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || pc >= r[lo - 1].end)
+		return -1;
+	*hint = lo - 1;
+	return r[lo - 1].segment;
+}
+
 static enum mp_errcode parse_stacks(struct parse *p, uint64_t off, uint64_t end)
 {
 	struct raw_scratch *sc = p->rf->scratch;
@@ -519,6 +647,8 @@ static enum mp_errcode parse_profile(struct parse *p, uint32_t pidx)
 
 	if (p->mode != MODE_WALK) {
 		rc = parse_segments(p, prof, seg_off, mib_off);
+		if (!rc)
+			rc = raw_profile_index(prof, &p->rf->arena, p->err);
 		if (rc)
 			return rc;
 		prof->layout = layout_of(p->rf, pidx);

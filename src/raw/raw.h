@@ -52,6 +52,12 @@ struct raw_segment {
 	uint8_t build_id[RAW_BUILD_ID_MAX];
 };
 
+/* A stretch of addresses and the segment that holds them (see below). */
+struct raw_seg_range {
+	uint64_t start, end;	/* [start, end) */
+	uint32_t segment;	/* index into the profile's segments */
+};
+
 struct raw_profile {
 	uint64_t file_offset;	/* where its header starts in the file */
 	uint64_t total_size;
@@ -59,6 +65,9 @@ struct raw_profile {
 	uint32_t layout;	/* equal for profiles with equal memory maps */
 	struct raw_segment *segments;
 	size_t nsegments;
+	/* The segments as disjoint ranges by address, for raw_segment_of. */
+	struct raw_seg_range *ranges;
+	size_t nranges;
 	uint64_t nrecords;	/* MIB records as written */
 	uint64_t nstacks;	/* stack entries as written */
 };
@@ -128,6 +137,25 @@ typedef enum mp_errcode (*raw_record_fn)(void *arg, const struct raw_record *r,
 enum mp_errcode raw_walk(struct raw_file *rf, const void *data, size_t size,
 			 raw_record_fn fn, void *arg, bool *walked,
 			 struct mp_err *err);
+
+/*
+ * Which segment of PROF holds PC: the index of the first segment in the
+ * profile's table whose [start, end) holds it (segments may overlap in a
+ * hostile or odd file; the first one wins, as for the runtime's map), or
+ * -1 when none does.  O(log segments), or O(1) when PC lies in the range
+ * of the previous answer: *HINT carries it from call to call (start it at
+ * 0; one per profile).  This is the one place that answers the question.
+ */
+int64_t raw_segment_of(const struct raw_profile *prof, uint64_t pc,
+		       size_t *hint);
+
+/*
+ * Index PROF's segments for raw_segment_of(), in memory from ARENA:
+ * raw_parse() and raw_walk() do it; this is for a profile made by hand.
+ * Fails only with MP_E_NOMEM.
+ */
+enum mp_errcode raw_profile_index(struct raw_profile *prof,
+				  struct mp_arena *arena, struct mp_err *err);
 
 /* Read PATH (plain or zstd) and decode it into RF. */
 enum mp_errcode raw_load(struct raw_file *rf, const char *path,

@@ -833,24 +833,22 @@ enum mp_errcode sym_map_pc(struct sym_ctx *ctx, const struct raw_profile *prof,
 	struct sym_bid *b;
 	uint64_t vaddr;
 	bool added;
-	size_t i;
+	size_t hint = 0;
+	int64_t i;
 
 	memset(out, 0, sizeof(*out));
 	out->module = -1;
 	out->segment = -1;
 	ctx->stats.pcs++;
-	for (i = 0; i < prof->nsegments; i++) {
-		s = &prof->segments[i];
-		if (s->start <= pc && pc < s->end)
-			break;
-	}
-	if (i == prof->nsegments || i > INT32_MAX) {
+	i = raw_segment_of(prof, pc, &hint);
+	if (i < 0 || i > INT32_MAX) {
 		ctx->stats.unmapped++;
 		if (first_time(ctx, 0))
 			warn(ctx, "pc 0x%llx lies in no segment of the profile; such frames stay unsymbolized",
 			     (unsigned long long)pc);
 		return MP_OK;
 	}
+	s = &prof->segments[i];
 	out->segment = (int32_t)i;
 	if (prof->version >= 3) {
 		out->addr = out->offset = pc - s->offset;
@@ -1767,29 +1765,30 @@ static uint64_t entry_hash(int32_t module, uint64_t addr)
 
 static bool same_entry(const void *key, uint32_t i, const void *arg)
 {
-	const struct sym_addr *a = key;
+	const struct sym_entry *k = key;
 	const struct sym_entry *e = &((const struct sym_ctx *)arg)->entries[i];
 
-	return e->addr == a->addr && e->module == a->module;
+	return e->addr == k->addr && e->module == k->module;
 }
 
-enum mp_errcode sym_lookup(struct sym_ctx *ctx, const struct sym_addr *a,
+enum mp_errcode sym_lookup(struct sym_ctx *ctx, int32_t module, uint64_t addr,
 			   const struct sym_frames **out, struct mp_err *err)
 {
 	struct sym_module *m;
 	struct sym_frames *fr;
+	struct sym_entry key = { .addr = addr, .module = module };
 	uint64_t h;
 	uint32_t i;
 	size_t n, bytes;
 	bool from_symtab;
 
 	*out = &no_frames;
-	if (a->module < 0)
+	if (module < 0)
 		return MP_OK;
-	if ((size_t)a->module >= ctx->nmods)
-		return mp_fail(err, MP_E_INVALID, "no module %d", (int)a->module);
-	h = entry_hash(a->module, a->addr);
-	i = ht_find(&ctx->entry_ht, h, same_entry, a, ctx);
+	if ((size_t)module >= ctx->nmods)
+		return mp_fail(err, MP_E_INVALID, "no module %d", (int)module);
+	h = entry_hash(module, addr);
+	i = ht_find(&ctx->entry_ht, h, same_entry, &key, ctx);
 	if (i != HT_NONE) {
 		*out = ctx->entries[i].fr;
 		return MP_OK;
@@ -1800,8 +1799,8 @@ enum mp_errcode sym_lookup(struct sym_ctx *ctx, const struct sym_addr *a,
 	    ht_insert(&ctx->entry_ht, h, (uint32_t)ctx->nentries))
 		return mp_fail(err, MP_E_NOMEM, NULL);
 
-	m = ctx->mods[a->module];
-	if (!symbolize(ctx, m, a->addr + m->bias, &n, &from_symtab))
+	m = ctx->mods[module];
+	if (!symbolize(ctx, m, addr + m->bias, &n, &from_symtab))
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	if (!mp_mul(n, sizeof(struct sym_frame), &bytes) ||
 	    !(fr = mp_arena_alloc(&ctx->arena, sizeof(*fr))) ||
@@ -1816,7 +1815,7 @@ enum mp_errcode sym_lookup(struct sym_ctx *ctx, const struct sym_addr *a,
 	else if (n && fr->f[0].function)
 		m->symtab_only++;
 	ctx->stats.addrs++;
-	ctx->entries[ctx->nentries++] = (struct sym_entry){ a->addr, a->module, fr };
+	ctx->entries[ctx->nentries++] = (struct sym_entry){ addr, module, fr };
 	*out = fr;
 	return MP_OK;
 }

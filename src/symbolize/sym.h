@@ -90,6 +90,7 @@
 #include <stdint.h>
 
 #include "common/mp_err.h"
+#include "common/mp_frame.h"
 #include "common/mp_util.h"
 #include "raw/raw.h"
 #include "hashtable/ht.h"
@@ -270,7 +271,7 @@ enum mp_errcode sym_map_pc(struct sym_ctx *ctx, const struct raw_profile *prof,
  * falls back to its ELF symbol or to nothing.  Fails only with MP_E_NOMEM,
  * or MP_E_INVALID for a module index out of range.
  */
-enum mp_errcode sym_lookup(struct sym_ctx *ctx, const struct sym_addr *a,
+enum mp_errcode sym_lookup(struct sym_ctx *ctx, int32_t module, uint64_t addr,
 			   const struct sym_frames **out, struct mp_err *err);
 
 /* Describe module MODULE; false if there is no such module. */
@@ -353,5 +354,67 @@ struct sym_demangler {
 void sym_demangler_init(struct sym_demangler *d);
 const char *sym_demangled(struct sym_demangler *d, const char *name);
 void sym_demangler_release(struct sym_demangler *d);
+
+/*
+ * Stacks as frames (struct mp_frame, common/mp_frame.h): a raw context's
+ * PCs, or locations already placed in their modules (merge's location
+ * keys), each PC becoming its inline frames, innermost first.  A PC that
+ * cannot be symbolized stays one frame holding its address and, when
+ * known, its module's build id and offset in the module.
+ *
+ *	struct sym_stack st = { 0 };
+ *	rc = sym_stack_symbolize(&sym, prof, c->pcs, c->npcs, false, &st,
+ *				 &stats, &err);
+ *	... st.f[0 .. st.n - 1] ...
+ *	sym_stack_release(&st);
+ *
+ * Frames' strings belong to SYM; the build ids to whoever the PCs or the
+ * location came from.  A stack's contents are replaced by the next
+ * sym_stack_symbolize() call on it, and are valid until then.
+ */
+struct sym_stack {
+	struct mp_frame *f;	/* n frames, innermost first */
+	size_t n, alloc;
+};
+
+struct sym_stack_stats {
+	uint64_t frames, symbolized;	/* logical frames kept */
+	uint64_t runtime_dropped;	/* frames removed */
+	uint64_t all_runtime;		/* contexts that were all runtime */
+};
+
+/* A place in a module, for sym_stack_add. */
+struct sym_location {
+	int32_t module;		/* the module with a binary, or -1 */
+	uint64_t addr;		/* ELF address in it, when module >= 0 */
+	uint64_t pc;		/* the address the frames carry */
+	/* When it cannot be symbolized: its module and offset there. */
+	const uint8_t *build_id;
+	uint8_t build_id_size;
+	uint64_t offset;
+	bool unmapped;		/* it lay in no segment */
+};
+
+/*
+ * Append LOC's frames to ST.  Fails as sym_lookup().
+ */
+enum mp_errcode sym_stack_add(struct sym_ctx *sym, const struct sym_location *loc,
+			      struct sym_stack *st, struct mp_err *err);
+
+/*
+ * Symbolize the NPCS PCS of a context of profile PROF into ST (replacing
+ * its contents), then drop the leading frames of the allocation runtime
+ * (sym_is_runtime(), and the options' alloc rules) unless KEEP_RUNTIME; a
+ * stack made only of runtime frames is kept whole, and counted.  STATS
+ * may be NULL.  Fails as sym_map_pc() and sym_lookup().
+ */
+enum mp_errcode sym_stack_symbolize(struct sym_ctx *sym,
+				    const struct raw_profile *prof,
+				    const uint64_t *pcs, uint32_t npcs,
+				    bool keep_runtime, struct sym_stack *st,
+				    struct sym_stack_stats *stats,
+				    struct mp_err *err);
+
+void sym_stack_release(struct sym_stack *st);
 
 #endif /* SYM_H */

@@ -39,7 +39,7 @@ static int visit(void *arg, const struct idx_file *f,
 {
 	struct walk *w = arg;
 	uint32_t depth = idx_stack_depth(f, c->stack_id);
-	char path[512], path2[512];
+	struct idx_frame_buf fb, fb2;
 	size_t len;
 
 	w->contexts++;
@@ -57,30 +57,39 @@ static int visit(void *arg, const struct idx_file *f,
 	 * the first frames also by index from the leaf, which must agree.
 	 */
 	for (uint32_t k = 0, node = c->stack_id; k < depth; k++) {
-		struct idx_frame fr, byk;
+		struct mp_frame fr, byk;
+		char hex[2 * IDX_BUILD_ID_MAX + 1];
+		const char *name;
 		uint32_t parent1;
 
 		FUZZ_ASSERT(node < f->trie_size);
-		idx_stack_frame(f, node, 0, &fr, path, sizeof(path));
-		FUZZ_ASSERT(inside(w, fr.function));
-		w->sink += strlen(fr.function);
+		idx_stack_frame(f, node, 0, &fr, &fb);
+		if (fr.function) {
+			FUZZ_ASSERT(inside(w, fr.function));
+			w->sink += strlen(fr.function);
+		}
+		FUZZ_ASSERT(fr.build_id_size <= IDX_BUILD_ID_MAX);
+		FUZZ_ASSERT(!fr.build_id || fr.build_id == fb.build_id);
 		if (fr.file) {
-			FUZZ_ASSERT(fr.file == path);
-			FUZZ_ASSERT(strlen(path) < sizeof(path));
+			FUZZ_ASSERT(fr.file == fb.path);
+			FUZZ_ASSERT(strlen(fb.path) < sizeof(fb.path));
 		}
 		if (k < BY_INDEX) {
-			idx_stack_frame(f, c->stack_id, k, &byk, path2,
-					sizeof(path2));
+			idx_stack_frame(f, c->stack_id, k, &byk, &fb2);
 			FUZZ_ASSERT(byk.function == fr.function &&
 				    byk.flags == fr.flags &&
 				    byk.offset == fr.offset &&
 				    byk.line == fr.line &&
+				    byk.build_id_size == fr.build_id_size &&
 				    (!fr.file) == (!byk.file) &&
 				    (!fr.file || strcmp(fr.file, byk.file) == 0));
 		}
-		/* The record belongs to its leaf frame's function. */
+		/* The record belongs to its leaf frame's function (for an
+		 * unsymbolized leaf, its build id in hex). */
+		name = fr.function ? fr.function
+				   : mp_frame_build_id_hex(&fr, hex, sizeof(hex));
 		if (k == 0)
-			FUZZ_ASSERT(strcmp(fr.function, c->function) == 0);
+			FUZZ_ASSERT(strcmp(name, c->function) == 0);
 		w->frames++;
 		parent1 = idx_node_parent1(f, node);
 		/* The walk ends exactly at the depth. */

@@ -99,7 +99,7 @@ static void expect_add(struct expect *e, const struct raw_context *c)
 static char *build(const struct raw_file *rf, bool reverse, size_t *len)
 {
 	struct idx_builder b;
-	struct idx_frame *fr = NULL;
+	struct mp_frame *fr = NULL;
 	size_t afr = 0;
 	struct mp_err err = { 0 };
 	char *buf = NULL;
@@ -114,10 +114,7 @@ static char *build(const struct raw_file *rf, bool reverse, size_t *len)
 			continue;	/* merge drops these too */
 		FUZZ_ASSERT(MP_GROW(fr, afr, c->npcs));
 		for (uint32_t k = 0; k < c->npcs; k++)
-			fr[k] = (struct idx_frame){
-				.function = "", .flags = IDX_FRAME_UNSYMBOLIZED,
-				.offset = c->pcs[k],
-			};
+			fr[k] = (struct mp_frame){ .offset = c->pcs[k] };
 		FUZZ_ASSERT(idx_builder_add(&b, fr, c->npcs, &c->mib, c->hist,
 					    c->nhist, 1, &err) == MP_OK);
 	}
@@ -142,11 +139,11 @@ static int check_context(void *arg, const struct idx_file *f,
 	FUZZ_ASSERT(pcs);
 	for (uint32_t k = 0, node = c->stack_id; k < d;
 	     k++, node = idx_node_parent1(f, node) - 1) {
-		struct idx_frame fr;
+		struct mp_frame fr;
+		struct idx_frame_buf fb;
 
-		idx_stack_frame(f, node, 0, &fr, NULL, 0);
-		FUZZ_ASSERT(fr.flags == IDX_FRAME_UNSYMBOLIZED);
-		FUZZ_ASSERT(fr.function[0] == '\0' && fr.file == NULL);
+		idx_stack_frame(f, node, 0, &fr, &fb);
+		FUZZ_ASSERT(!mp_frame_symbolized(&fr) && fr.build_id_size == 0);
 		pcs[k] = fr.offset;
 	}
 	g = group_of(e, pcs, d, false);

@@ -182,7 +182,7 @@ static int sweep(struct sym_ctx *sym, const char *bin, uint64_t step,
 	t0 = now();
 	for (uint64_t i = 0; i < n; i++) {
 		a.addr = addrs[i];
-		if (sym_lookup(sym, &a, &fr, &err))
+		if (sym_lookup(sym, a.module, a.addr, &fr, &err))
 			die(bin, &err);
 		frames += fr->n;
 		if (fr->n && fr->f[0].file)
@@ -194,7 +194,7 @@ static int sweep(struct sym_ctx *sym, const char *bin, uint64_t step,
 	t0 = now();
 	for (uint64_t i = 0; i < n; i++) {
 		a.addr = addrs[i];
-		sym_lookup(sym, &a, &fr, &err);
+		sym_lookup(sym, a.module, a.addr, &fr, &err);
 	}
 	printf("again, from the cache: %.3f s\n", now() - t0);
 	{
@@ -263,7 +263,7 @@ int main(int argc, char **argv)
 			const struct sym_frames *fr;
 
 			a.addr = strtoull(line, NULL, 16);
-			if (sym_lookup(&sym, &a, &fr, &err))
+			if (sym_lookup(&sym, a.module, a.addr, &fr, &err))
 				die(line, &err);
 			print_frames(a.addr, fr);
 		}

@@ -12,18 +12,22 @@
 #include "indexed/idx.h"
 
 /* Three small contexts sharing prefixes, one inlined, one unsymbolized. */
-static const struct idx_frame stack_a[] = {
-	{ "_Z9hot_allocv", "/src/app/basic.c", 26, 15, 0, 0, 0 },
-	{ "main", "/src/app/main.c", 98, 3, 0, 0, 0 },
+#define FRAME(fn, f, l, c) { .function = fn, .file = f, .line = l, .column = c }
+static const struct mp_frame stack_a[] = {
+	FRAME("_Z9hot_allocv", "/src/app/basic.c", 26, 15),
+	FRAME("main", "/src/app/main.c", 98, 3),
 };
-static const struct idx_frame stack_b[] = {
-	{ "inl_alloc", "/src/app/inl.h", 51, 10, 0, IDX_FRAME_INLINED, 0 },
-	{ "use_inline", "/src/app/basic.c", 58, 15, 2, 0, 0 },
-	{ "main", "/src/app/main.c", 104, 3, 0, 0, 0 },
+static const struct mp_frame stack_b[] = {
+	{ .function = "inl_alloc", .file = "/src/app/inl.h", .line = 51,
+	  .column = 10, .flags = MP_FRAME_INLINED },
+	{ .function = "use_inline", .file = "/src/app/basic.c", .line = 58,
+	  .column = 15, .discriminator = 2 },
+	FRAME("main", "/src/app/main.c", 104, 3),
 };
-static const struct idx_frame stack_c[] = {
-	{ "deadbeef", NULL, 0, 0, 0, IDX_FRAME_UNSYMBOLIZED, 0x123456789aULL },
-	{ "main", "/src/app/main.c", 110, 3, 0, 0, 0 },
+static const uint8_t deadbeef[] = { 0xde, 0xad, 0xbe, 0xef };
+static const struct mp_frame stack_c[] = {
+	{ .build_id = deadbeef, .build_id_size = 4, .offset = 0x123456789aULL },
+	FRAME("main", "/src/app/main.c", 110, 3),
 };
 
 static void mib_of(struct mp_mib *m, uint64_t count, uint64_t size,
@@ -41,7 +45,7 @@ static void mib_of(struct mp_mib *m, uint64_t count, uint64_t size,
 
 /* Build from contexts in the given order; return the file's bytes. */
 struct input {
-	const struct idx_frame *frames;
+	const struct mp_frame *frames;
 	uint32_t n;
 	uint64_t count, size, ts, weight;
 	uint64_t hist[3];
@@ -92,14 +96,14 @@ static int add_back(void *arg, const struct idx_file *f,
 		    const struct idx_context *c)
 {
 	struct remerge *r = arg;
-	struct idx_frame fr[16];
-	char paths[16][256];
+	struct mp_frame fr[16];
+	struct idx_frame_buf bufs[16];
 	uint32_t d = idx_stack_depth(f, c->stack_id);
 	struct mp_err err = { 0 };
 
 	ck_assert_uint_le(d, 16);
 	for (uint32_t k = 0; k < d; k++)
-		idx_stack_frame(f, c->stack_id, k, &fr[k], paths[k], sizeof(paths[k]));
+		idx_stack_frame(f, c->stack_id, k, &fr[k], &bufs[k]);
 	ck_assert_int_eq(idx_builder_add(r->b, fr, d, &c->mib, c->hist, c->nhist,
 					 1, &err), MP_OK);
 	return 0;
@@ -134,8 +138,8 @@ struct collected {
 	size_t n;
 	uint64_t alloc[8], size[8], hist0[8];
 	uint32_t depth[8], nhist[8];
-	char leaf_file[8][256];
-	struct idx_frame leaf[8];
+	struct idx_frame_buf leaf_buf[8];
+	struct mp_frame leaf[8];
 	const char *function[8];
 };
 
@@ -152,8 +156,7 @@ static int collect(void *arg, const struct idx_file *f,
 	s->hist0[i] = c->nhist ? c->hist[0] : 0;
 	s->depth[i] = idx_stack_depth(f, c->stack_id);
 	s->function[i] = c->function;
-	idx_stack_frame(f, c->stack_id, 0, &s->leaf[i], s->leaf_file[i],
-			sizeof(s->leaf_file[i]));
+	idx_stack_frame(f, c->stack_id, 0, &s->leaf[i], &s->leaf_buf[i]);
 	return 0;
 }
 
@@ -180,14 +183,16 @@ START_TEST(round_trip)
 	ck_assert_uint_eq(s.nhist[0], 3);
 	ck_assert_uint_eq(s.hist0[0], 6);
 	ck_assert_uint_eq(s.depth[0], 2);
-	ck_assert_str_eq(s.leaf_file[0], "/src/app/basic.c");
+	ck_assert_str_eq(s.leaf[0].file, "/src/app/basic.c");
 	ck_assert_uint_eq(s.leaf[0].line, 26);
 	ck_assert_uint_eq(s.leaf[0].column, 15);
 	ck_assert_str_eq(s.function[1], "deadbeef");
-	ck_assert(s.leaf[1].flags & IDX_FRAME_UNSYMBOLIZED);
+	ck_assert(!mp_frame_symbolized(&s.leaf[1]));
+	ck_assert_uint_eq(s.leaf[1].build_id_size, 4);
+	ck_assert_mem_eq(s.leaf[1].build_id, deadbeef, 4);
 	ck_assert_uint_eq(s.leaf[1].offset, 0x123456789aULL);
 	ck_assert_str_eq(s.function[2], "inl_alloc");
-	ck_assert(s.leaf[2].flags & IDX_FRAME_INLINED);
+	ck_assert(mp_frame_inlined(&s.leaf[2]));
 	ck_assert_uint_eq(s.depth[2], 3);
 	free(d);
 }
@@ -352,12 +357,12 @@ END_TEST
 static int visit_all(void *arg, const struct idx_file *f,
 		     const struct idx_context *c)
 {
-	struct idx_frame fr;
-	char path[512];
+	struct mp_frame fr;
+	struct idx_frame_buf fb;
 	uint32_t d = idx_stack_depth(f, c->stack_id);
 
 	for (uint32_t k = 0; k < d; k++)
-		idx_stack_frame(f, c->stack_id, k, &fr, path, sizeof(path));
+		idx_stack_frame(f, c->stack_id, k, &fr, &fb);
 	(*(size_t *)arg)++;
 	return 0;
 }
@@ -429,13 +434,13 @@ static struct carry carries[] = {
 static int check_carry(void *arg, const struct idx_file *f,
 		       const struct idx_context *c)
 {
-	struct idx_frame caller;
-	char path[256];
+	struct mp_frame caller;
+	struct idx_frame_buf fb;
 	size_t i;
 
 	(void)arg;
 	ck_assert_uint_eq(idx_stack_depth(f, c->stack_id), 2);
-	idx_stack_frame(f, c->stack_id, 1, &caller, path, sizeof(path));
+	idx_stack_frame(f, c->stack_id, 1, &caller, &fb);
 	for (i = 0; i < NCARRIES; i++)
 		if (strcmp(carries[i].caller, caller.function) == 0)
 			break;
@@ -462,9 +467,9 @@ START_TEST(fields_carry_over_within_a_record)
 
 	idx_builder_init(&b);
 	for (size_t i = 0; i < NCARRIES; i++) {
-		struct idx_frame st[2] = {
-			{ "leaf", "/src/leaf.c", 3, 1, 0, 0, 0 },
-			{ carries[i].caller, "/src/c.c", 10 + (uint32_t)i, 1, 0, 0, 0 },
+		struct mp_frame st[2] = {
+			FRAME("leaf", "/src/leaf.c", 3, 1),
+			FRAME(carries[i].caller, "/src/c.c", 10 + (uint32_t)i, 1),
 		};
 		struct mp_mib m;
 
@@ -520,7 +525,7 @@ static uint32_t big_stack(uint32_t ctx, uint32_t *ids)
 	return depth;
 }
 
-static void big_frame(uint32_t id, struct idx_frame *fr, char *name,
+static void big_frame(uint32_t id, struct mp_frame *fr, char *name,
 		      size_t size)
 {
 	if (id >= BIG_FRAMES)
@@ -546,7 +551,7 @@ static unsigned char *build_big(bool reverse, size_t *size)
 	for (uint32_t i = 0; i < BIG_CONTEXTS; i++) {
 		uint32_t ctx = reverse ? BIG_CONTEXTS - 1 - i : i, ids[BIG_DEPTH];
 		uint32_t d = big_stack(ctx, ids);
-		struct idx_frame fr[BIG_DEPTH];
+		struct mp_frame fr[BIG_DEPTH];
 		struct mp_mib m;
 		uint64_t hist[2] = { ctx, ctx % 3 };
 
@@ -578,7 +583,8 @@ static int check_big(void *arg, const struct idx_file *f,
 	uint64_t v = c->mib.v[MIB_TotalSize];
 	uint32_t ctx = (uint32_t)(v >> 20), d = (uint32_t)(v & 0xfffff);
 	uint32_t ids[BIG_DEPTH], node = c->stack_id;
-	char path[256], name[16];
+	struct idx_frame_buf fb;
+	char name[16];
 
 	ck_assert_uint_lt(ctx, BIG_CONTEXTS);
 	ck_assert_uint_lt(c->stack_id, f->trie_size);
@@ -589,10 +595,10 @@ static int check_big(void *arg, const struct idx_file *f,
 	if (c->nhist)
 		ck_assert_uint_eq(c->hist[0], ctx);
 	for (uint32_t k = 0; k < d; k++) {
-		struct idx_frame fr, want;
+		struct mp_frame fr, want;
 		uint32_t parent1 = idx_node_parent1(f, node);
 
-		idx_stack_frame(f, node, 0, &fr, path, sizeof(path));
+		idx_stack_frame(f, node, 0, &fr, &fb);
 		big_frame(ids[k], &want, name, sizeof(name));
 		ck_assert_str_eq(fr.function, want.function);
 		ck_assert_str_eq(fr.file, want.file);
@@ -678,7 +684,7 @@ START_TEST(prefix_path_reuse)
 
 	idx_builder_init(&b);
 	for (uint32_t i = 0; i < 4; i++) {
-		struct idx_frame fr = { names[i], "/src/x.c", 10 + i, 1, 0, 0, 0 };
+		struct mp_frame fr = FRAME(names[i], "/src/x.c", 10 + i, 1);
 
 		ck_assert_int_eq(idx_builder_frame(&b, &fr, &id), MP_OK);
 		ck_assert_uint_eq(id, i);
@@ -739,27 +745,29 @@ static int iterate(void *arg, const struct idx_file *f,
 	struct iter_check *ic = arg;
 	struct mp_err err = { 0 };
 	struct idx_stack_iter it;
-	struct idx_frame fr, want;
-	char path[IDX_PATH_MAX], want_path[IDX_PATH_MAX];
+	struct mp_frame fr, want;
+	struct idx_frame_buf fb, want_fb;
 	uint32_t k = 0;
 
 	ic->rc = idx_stack_begin(&it, f, c->stack_id, &ic->budget, &err);
 	if (ic->rc)
 		return 1;
 	ck_assert_uint_eq(it.depth, idx_stack_depth(f, c->stack_id));
-	while (idx_stack_next(&it, &fr, path, sizeof(path))) {
-		idx_stack_frame(f, c->stack_id, k, &want, want_path,
-				sizeof(want_path));
-		ck_assert_str_eq(fr.function, want.function);
+	while (idx_stack_next(&it, &fr, &fb)) {
+		idx_stack_frame(f, c->stack_id, k, &want, &want_fb);
+		ck_assert_int_eq(!fr.function, !want.function);
+		if (fr.function)
+			ck_assert_str_eq(fr.function, want.function);
+		ck_assert_uint_eq(fr.build_id_size, want.build_id_size);
 		ck_assert_uint_eq(fr.line, want.line);
 		ck_assert_uint_eq(fr.flags, want.flags);
 		ck_assert_int_eq(!fr.file, !want.file);
 		if (fr.file)
-			ck_assert_str_eq(path, want_path);
+			ck_assert_str_eq(fr.file, want.file);
 		k++;
 	}
 	ck_assert_uint_eq(k, it.depth);
-	ck_assert(!idx_stack_next(&it, &fr, path, sizeof(path)));
+	ck_assert(!idx_stack_next(&it, &fr, &fb));
 	ic->contexts++;
 	ic->frames += k;
 	ic->stack_id = c->stack_id;

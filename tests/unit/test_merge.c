@@ -105,16 +105,19 @@ static int collect(void *arg, const struct idx_file *f,
 	struct got *g = arg;
 	struct ctx *x = &g->c[g->n++];
 	uint32_t node = c->stack_id;
-	char path[256];
+	struct idx_frame_buf fb;
 
 	x->count = c->mib.v[MIB_AllocCount];
 	x->depth = idx_stack_depth(f, c->stack_id);
 	for (uint32_t k = 0; k < x->depth && k < 4; k++) {
-		struct idx_frame fr;
+		struct mp_frame fr;
+		char hex[2 * IDX_BUILD_ID_MAX + 1];
 
-		idx_stack_frame(f, node, 0, &fr, path, sizeof(path));
+		idx_stack_frame(f, node, 0, &fr, &fb);
+		/* An unsymbolized frame: its module's build id. */
 		snprintf(x->function[k], sizeof(x->function[k]), "%s",
-			 fr.function ? fr.function : "");
+			 fr.function ? fr.function
+				     : mp_frame_build_id_hex(&fr, hex, sizeof(hex)));
 		x->offset[k] = fr.offset;
 		node = idx_node_parent1(f, node) - 1;
 	}

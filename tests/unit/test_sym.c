@@ -91,7 +91,7 @@ static size_t frames_of(struct sym_ctx *sym, const struct raw_file *rf,
 	for (uint32_t k = 0; k < c->npcs && n < MAX_FRAMES; k++) {
 		ck_assert_int_eq(sym_map_pc(sym, &rf->profiles[c->profile],
 					    c->pcs[k], &a, &err), MP_OK);
-		ck_assert_int_eq(sym_lookup(sym, &a, &fr, &err), MP_OK);
+		ck_assert_int_eq(sym_lookup(sym, a.module, a.addr, &fr, &err), MP_OK);
 		if (fr->n == 0) {
 			mods[n] = a.module;
 			out[n++] = NULL;
@@ -314,8 +314,8 @@ START_TEST(inline_chain_and_cache)
 	ck_assert_int_eq(sym_map_pc(&sym, &rf.profiles[0], rf.contexts[0].pcs[1],
 				    &a, &err), MP_OK);
 	ck_assert_int_ge(a.module, 0);
-	ck_assert_int_eq(sym_lookup(&sym, &a, &a1, &err), MP_OK);
-	ck_assert_int_eq(sym_lookup(&sym, &a, &a2, &err), MP_OK);
+	ck_assert_int_eq(sym_lookup(&sym, a.module, a.addr, &a1, &err), MP_OK);
+	ck_assert_int_eq(sym_lookup(&sym, a.module, a.addr, &a2, &err), MP_OK);
 	ck_assert_ptr_eq(a1, a2);
 	/* A PIE's PC maps to PC - load bias = the ELF address. */
 	ck_assert_uint_eq(a.addr, rf.contexts[0].pcs[1] -
@@ -507,7 +507,9 @@ START_TEST(unmapped_and_errors)
 	struct sym_ctx sym, zero;
 	struct sym_addr a;
 	struct warnings w;
+	struct mp_arena arena = MP_ARENA_INIT;
 
+	ck_assert_int_eq(raw_profile_index(&prof, &arena, &err), MP_OK);
 	init(&sym, &w, false, false);
 	for (int i = 0; i < 3; i++) {
 		ck_assert_int_eq(sym_map_pc(&sym, &prof, 0x5000 + i, &a, &err), MP_OK);
@@ -515,10 +517,10 @@ START_TEST(unmapped_and_errors)
 		ck_assert_int_eq(a.segment, -1);
 	}
 	ck_assert_int_eq(count_warn(&w, "lies in no segment", NULL), 1);
-	ck_assert_int_eq(sym_lookup(&sym, &a, &fr, &err), MP_OK);
+	ck_assert_int_eq(sym_lookup(&sym, a.module, a.addr, &fr, &err), MP_OK);
 	ck_assert_uint_eq(fr->n, 0);
 	a.module = 7;
-	ck_assert_int_eq(sym_lookup(&sym, &a, &fr, &err), MP_E_INVALID);
+	ck_assert_int_eq(sym_lookup(&sym, a.module, a.addr, &fr, &err), MP_E_INVALID);
 
 	ck_assert_int_eq(sym_add_binary(&sym, FIX "no-such-file", &err), MP_E_IO);
 	ck_assert_ptr_nonnull(strstr(err.detail, "no-such-file"));
@@ -535,6 +537,7 @@ START_TEST(unmapped_and_errors)
 	sym_release(&sym);		/* released twice: harmless */
 	memset(&zero, 0, sizeof(zero));
 	sym_release(&zero);
+	mp_arena_release(&arena);
 }
 END_TEST
 
@@ -550,6 +553,7 @@ START_TEST(v1_main_only)
 	struct warnings w;
 	struct sym_ctx sym;
 	struct raw_file rf;
+	struct mp_arena arena = MP_ARENA_INIT;
 	size_t unmapped_lib = 0;
 
 	init(&sym, &w, false, false);
@@ -578,12 +582,13 @@ START_TEST(v1_main_only)
 					   .offset = 0x7000 }, sizeof(seg[0]));
 	memcpy(&seg[1], &(struct raw_segment){ .start = 0x7f0000, .end = 0x7f1000,
 					       .offset = 0x1000 }, sizeof(seg[0]));
+	ck_assert_int_eq(raw_profile_index(&prof, &arena, &err), MP_OK);
 	ck_assert_int_eq(sym_map_pc(&sym, &prof, 0x400010, &a, &err), MP_OK);
 	ck_assert_int_eq(a.module, -1);
 	ck_assert_int_eq(a.segment, 0);
 	ck_assert_uint_eq(a.offset, 0x7010);
 	ck_assert_int_eq(count_warn(&w, "does not fit the profile's main segment 0x400000-0x401000", NULL), 1);
-	ck_assert_int_eq(sym_lookup(&sym, &a, &fr, &err), MP_OK);
+	ck_assert_int_eq(sym_lookup(&sym, a.module, a.addr, &fr, &err), MP_OK);
 	ck_assert_uint_eq(fr->n, 0);
 	sym_release(&sym);
 
@@ -597,6 +602,7 @@ START_TEST(v1_main_only)
 	ck_assert_int_eq(a.module, -1);
 	ck_assert_uint_eq(a.offset, 0x1010);
 	sym_release(&sym);
+	mp_arena_release(&arena);
 }
 END_TEST
 
@@ -645,7 +651,7 @@ static void hot_frames(struct sym_ctx *sym, const struct sym_frames **out)
 		ck_assert_uint_ge(n, 2);
 		ck_assert_int_eq(sym_map_pc(sym, &rf.profiles[0], c->pcs[1], &a,
 					    &err), MP_OK);
-		ck_assert_int_eq(sym_lookup(sym, &a, &all, &err), MP_OK);
+		ck_assert_int_eq(sym_lookup(sym, a.module, a.addr, &all, &err), MP_OK);
 		*out = all;
 	}
 	ck_assert_ptr_nonnull(*out);

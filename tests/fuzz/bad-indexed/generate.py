@@ -243,6 +243,12 @@ def main():
          % (bad_path, npaths), lambda b: put_col(b, 0, 1, bad_path))
     case("frame-flags", "stack entry 0 has unknown flags 0x4",
          lambda b: put_col(b, 0, 5, 4))
+    def unsymbolized_not_hex(b):
+        put_col(b, 0, 1, 0)     # no file, as an unsymbolized entry has
+        put_col(b, 0, 5, 2)     # its name, a function's, is no build id
+    case("frame-build-id-not-hex", "stack entry 0 is unsymbolized but its "
+         "build id is not lowercase hex of at most 32 bytes",
+         unsymbolized_not_hex)
     case("frame-width", "stack-entry column 2 has width 5 (at most 4)",
          lambda b: put(b, "B", frames + 4 + 2, 5))
     case("frame-count-huge", "section frames claims 1000000 entries of %d bytes"

@@ -1,0 +1,114 @@
+/*
+ * sym_stack.c - a raw context's PCs, or locations already placed in their
+ * modules, as logical frames (struct mp_frame), for show and merge
+ * (sym.h, struct sym_stack).
+ */
+#include "sym.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void sym_stack_release(struct sym_stack *st)
+{
+	if (!st)
+		return;
+	free(st->f);
+	memset(st, 0, sizeof(*st));
+}
+
+static bool push(struct sym_stack *st, const struct mp_frame *f)
+{
+	if (!MP_GROW(st->f, st->alloc, st->n + 1))
+		return false;
+	st->f[st->n++] = *f;
+	return true;
+}
+
+enum mp_errcode sym_stack_add(struct sym_ctx *sym, const struct sym_location *loc,
+			      struct sym_stack *st, struct mp_err *err)
+{
+	const struct sym_frames *fr;
+	struct mp_frame f = { .address = loc->pc, .flags = MP_FRAME_ADDRESS };
+	enum mp_errcode rc;
+
+	rc = sym_lookup(sym, loc->module, loc->addr, &fr, err);
+	if (rc)
+		return rc;
+	if (fr->n == 0) {
+		/* Unsymbolized: keep where it was, to symbolize later. */
+		f.build_id = loc->build_id_size ? loc->build_id : NULL;
+		f.build_id_size = loc->build_id_size;
+		f.offset = loc->offset;
+		if (loc->unmapped)
+			f.flags |= MP_FRAME_UNMAPPED;
+		return push(st, &f) ? MP_OK : mp_fail(err, MP_E_NOMEM, NULL);
+	}
+	for (uint32_t i = 0; i < fr->n; i++) {
+		const struct sym_frame *s = &fr->f[i];
+
+		f.function = s->function;
+		f.file = s->file;
+		f.line = s->line;
+		f.column = s->column;
+		f.discriminator = s->discriminator;
+		f.start_line = s->start_line;
+		f.flags = MP_FRAME_ADDRESS |
+			  (s->inlined ? MP_FRAME_INLINED : 0) |
+			  (s->runtime ? MP_FRAME_RUNTIME : 0);
+		if (!push(st, &f))
+			return mp_fail(err, MP_E_NOMEM, NULL);
+	}
+	return MP_OK;
+}
+
+enum mp_errcode sym_stack_symbolize(struct sym_ctx *sym,
+				    const struct raw_profile *prof,
+				    const uint64_t *pcs, uint32_t npcs,
+				    bool keep_runtime, struct sym_stack *st,
+				    struct sym_stack_stats *stats,
+				    struct mp_err *err)
+{
+	enum mp_errcode rc;
+	size_t start = 0;
+
+	st->n = 0;
+	for (uint32_t k = 0; k < npcs; k++) {
+		struct sym_location loc = { .pc = pcs[k] };
+		struct sym_addr a;
+
+		rc = sym_map_pc(sym, prof, pcs[k], &a, err);
+		if (rc)
+			return rc;
+		loc.module = a.module;
+		loc.addr = a.addr;
+		loc.offset = a.offset;
+		loc.unmapped = a.segment < 0;
+		if (a.segment >= 0 && a.build_id_size) {
+			loc.build_id = prof->segments[a.segment].build_id;
+			loc.build_id_size = (uint8_t)a.build_id_size;
+		}
+		if ((rc = sym_stack_add(sym, &loc, st, err)))
+			return rc;
+	}
+	/* The runtime's leading frames go (see sym_is_runtime). */
+	while (!keep_runtime && start < st->n &&
+	       (st->f[start].flags & MP_FRAME_RUNTIME))
+		start++;
+	if (start == st->n && st->n) {
+		/* Nothing but the runtime: keep it all rather than lose it. */
+		if (stats)
+			stats->all_runtime++;
+		start = 0;
+	}
+	if (start) {
+		memmove(st->f, st->f + start, (st->n - start) * sizeof(*st->f));
+		st->n -= start;
+	}
+	if (stats) {
+		stats->runtime_dropped += start;
+		stats->frames += st->n;
+		for (size_t i = 0; i < st->n; i++)
+			stats->symbolized += mp_frame_symbolized(&st->f[i]);
+	}
+	return MP_OK;
+}
