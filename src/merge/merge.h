@@ -1,5 +1,8 @@
 /*
- * merge.h - what `memprof-data merge` does, step by step.
+ * merge.h - the merge engine (src/merge/): raw and indexed profiles
+ * folded into one indexed profile.  What `memprof-data merge` runs, with
+ * no command line in it: it returns error codes with details and reports
+ * each input's outcome through a callback; it never prints.
  *
  * 1. Fold.  -j worker threads take the inputs one at a time.  A raw input
  *    is read and validated whole, then each of its contexts is folded into
@@ -18,6 +21,12 @@
  * Every fold is order-independent, so the output is the same whatever the
  * number of threads and the order in which they finish.  Memory holds the
  * folded table and the builder, plus one input per worker.
+ *
+ * Ownership and threads.  A struct merge owns its table, builder and
+ * scratch; SYM is borrowed (and released by merge_run once every location
+ * is symbolized, to free its debug information early).  One thread calls
+ * the functions below; merge_run starts and joins its own workers, and
+ * calls opts.report on the calling thread only.
  *
  *	struct merge m;
  *	merge_init(&m, &opts, &sym);

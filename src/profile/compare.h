@@ -1,5 +1,8 @@
 /*
- * compare.h - matching the contexts of two profiles, for overlap and diff.
+ * compare.h - matching the contexts of two profiles, for overlap and diff
+ * (src/profile/compare.c; diff rows and CI gates in diff.c).  A struct cmp
+ * borrows the two views' frames and strings (they must outlive it) and
+ * owns the rest; one thread uses it.  Never prints.
  *
  * Two profiles (base and test, each raw or indexed, already symbolized in
  * a view) are matched context by context on their call stacks.  The key

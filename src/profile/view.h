@@ -1,18 +1,26 @@
 /*
- * view.h - the profiles a command was given, in one shape for reporting.
+ * view.h - the profile model (src/profile/): the profiles a command was
+ * given, in one shape for reporting and exporting.
  *
  * Raw and indexed inputs differ on disk; once loaded, `show`, `overlap`
  * and `diff` see the same thing: inputs, the memory maps of raw inputs,
- * and contexts, each a list of frames (leaf first) with a MIB and an
- * optional access histogram.  A frame carries its address when it has
- * one (raw) and its symbolic location when it is known.
+ * and contexts, each a list of frames (struct mp_frame, leaf first) with
+ * a MIB and an optional access histogram.  A frame carries its address
+ * when it has one (raw) and its symbolic location when it is known.
  *
  *	struct view v;
  *	view_init(&v);
- *	if (view_add_file(&v, path, &err))
- *		return cli_fail(path, &err);
- *	... report_show(e, &v, &opts) ...
+ *	if (view_add_file(&v, path, NULL, &err) ||
+ *	    view_expand_all(&v, &err))
+ *		return fail(path, &err);
+ *	... v.contexts[i].frames[0 .. nframes - 1] ...
  *	view_release(&v);
+ *
+ * Ownership: the view owns everything it points to (raw files, indexed
+ * files' bytes, frames, strings) until view_release; a symbolizer given
+ * to view_symbolize must outlive it, its strings being borrowed.  Not
+ * thread-safe: one thread uses a view.  Library code: returns error codes
+ * with details, never prints.
  */
 #ifndef VIEW_H
 #define VIEW_H

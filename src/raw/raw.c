@@ -16,11 +16,6 @@
  * more than the input's size justifies.
  */
 
-bool raw_is_raw(const void *data, size_t size)
-{
-	return size >= 8 && mp_le64(data) == RAW_MAGIC;
-}
-
 void raw_file_init(struct raw_file *rf)
 {
 	memset(rf, 0, sizeof(*rf));

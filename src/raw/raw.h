@@ -96,8 +96,6 @@ struct raw_file {
 	struct raw_scratch *scratch;	/* private: reused by the next parse */
 };
 
-/* True when DATA starts with the raw profile magic. */
-bool raw_is_raw(const void *data, size_t size);
 
 void raw_file_init(struct raw_file *rf);
 /*

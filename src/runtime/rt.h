@@ -218,17 +218,24 @@ struct rt_opts {
 	int verbosity;		/* verbosity= */
 };
 
+/* rt_options.c */
 extern struct rt_opts memprof_rt_opts;
-extern _Atomic int memprof_rt_profiling;	/* 0 after the final dump */
+/* NAME=VALUE pairs from ORIGIN (named in messages) into memprof_rt_opts. */
+void memprof_rt_parse_options(const char *s, const char *origin);
+
+/* rt_clock.c */
 extern _Atomic int memprof_rt_ready;	/* clock and CPU ids usable */
 extern uint16_t memprof_rt_gen;		/* bumped in every fork child */
-extern uintptr_t memprof_rt_main_stack_size;
+void memprof_rt_clock_start(void);	/* time 0 is now; ready */
+uint32_t memprof_rt_now_ms(void);
+uint32_t memprof_rt_cpu(void);
 
+/* rt_init.c */
+extern _Atomic int memprof_rt_profiling;	/* 0 after the final dump */
+extern uintptr_t memprof_rt_main_stack_size;
 void memprof_rt_init(void);		/* early, idempotent: the allocator */
 void memprof_rt_init_late(void);	/* constructor: options, clock, exit */
 void memprof_rt_need_shadow(void);	/* reserve the shadow or die */
-uint32_t memprof_rt_now_ms(void);
-uint32_t memprof_rt_cpu(void);
 
 /* rt_dump.c */
 int memprof_rt_dump(int final);
