@@ -19,13 +19,25 @@ for f in "$FX"/*.profraw "$FX"/*.profraw.zst; do
 	else
 		notok "show --format=json $n: $(cat "$tmp/err")"
 	fi
-	for fmt in text yaml; do
-		if "$MD" show --format=$fmt "$f" >/dev/null 2>"$tmp/err"; then
-			ok "show --format=$fmt $n"
-		else
-			notok "show --format=$fmt $n: $(cat "$tmp/err")"
-		fi
-	done
+	if "$MD" show --format=text "$f" >"$tmp/out.txt" 2>"$tmp/err" &&
+	   "$MD" show --format=yaml "$f" >"$tmp/out.yaml" 2>>"$tmp/err"; then
+		/usr/bin/python3 tests/cli/show_formats.py "$tmp/out.json" \
+			"$tmp/out.yaml" "$tmp/out.txt" "$n"
+	else
+		notok "show --format=text/yaml $n: $(cat "$tmp/err")"
+	fi
+done
+# The same with symbolized frames (C++ names demangled in text and YAML).
+for case in "basic.pie.v4.profraw --binary=$FX/basic.pie --binary=$FX/libfixture.so" \
+	    "cxx.v4.profraw --binary=$FX/cxx.pie" "dump2.v4.profraw --binary=$FX/dump2"; do
+	set -- $case
+	n=$1
+	shift
+	"$MD" show --format=json "$@" "$FX/$n" >"$tmp/out.json" 2>/dev/null
+	"$MD" show --format=yaml "$@" "$FX/$n" >"$tmp/out.yaml" 2>/dev/null
+	"$MD" show "$@" "$FX/$n" >"$tmp/out.txt" 2>/dev/null
+	/usr/bin/python3 tests/cli/show_formats.py "$tmp/out.json" "$tmp/out.yaml" \
+		"$tmp/out.txt" "$n with its binaries"
 done
 
 # The JSON document's shape (issue: schema memprof-data/show/1).
