@@ -23,14 +23,15 @@ ifneq ($(CI),)
 WARN    += -Werror
 endif
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -Isrc -Iinclude $(WARN) $(CFLAGS) -MMD -MP
-# libstdc++ only for __cxa_demangle (display of C++ names).
-LIBS    := -ldw -lelf -lzstd -lstdc++ -pthread -lm
+# libstdc++ only for __cxa_demangle (display of C++ names); libmd for the
+# MD5 of LLVM's function GUIDs.
+LIBS    := -ldw -lelf -lzstd -lmd -lstdc++ -pthread -lm
 
 CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
 
 LIB_DIRS := src/common src/raw src/indexed src/symbolize src/hashtable \
-            src/merge src/profile
+            src/merge src/profile src/export
 LIB_SRC  := $(wildcard $(addsuffix /*.c,$(LIB_DIRS)))
 CLI_SRC  := $(wildcard src/cli/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)

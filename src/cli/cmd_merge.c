@@ -10,7 +10,10 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "common/mp_file.h"
+#include "export/export.h"
 #include "merge/merge.h"
+#include "profile/view.h"
 
 const struct cli_command cli_cmd_merge = {
 	.name = "merge",
@@ -20,7 +23,9 @@ const struct cli_command cli_cmd_merge = {
 		    "[--debug-dir=DIR]... [--weight=W,FILE]... "
 		    "[--input-files=LIST]... [-j N] "
 		    "[--failure-mode=any|all|warn] [--strict] "
-		    "[--keep-runtime] [--alloc-function=GLOB]... [--no-progress] INPUT...",
+		    "[--keep-runtime] [--alloc-function=GLOB]... [--no-progress] "
+		    "[--format=memprof|llvm] [--llvm-header=8|12] "
+		    "[--llvm-full-schema] INPUT...",
 };
 
 static void help(void)
@@ -49,6 +54,15 @@ static void help(void)
 	       "never fail\n"
 	       "                 on bad inputs\n"
 	       "  --no-progress  no progress line on a terminal\n"
+	       "  --format=FMT   memprof (default): our indexed profile; llvm: "
+	       "LLVM's indexed\n"
+	       "                 profile with MemProf, for clang "
+	       "-fmemory-profile-use\n"
+	       "  --llvm-header=V  LLVM header version 8 (default, the RFC's) "
+	       "or 12\n"
+	       "                 (llvm-profdata-19's)\n"
+	       "  --llvm-full-schema  every MIB field, not only the hot/cold "
+	       "ones\n"
 	       "  -h, --help     this text\n"
 	       "\n"
 	       "INPUT is a raw profile (versions 1 to 5, plain or zstd) or an "
@@ -214,10 +228,69 @@ static void inputs_release(struct inputs *in)
 	free(in->v);
 }
 
+/*
+ * merge --format=llvm: the inputs loaded and symbolized with every frame
+ * (the export decides which it keeps), their contexts folded and written
+ * as LLVM's indexed profile through a temporary file.
+ */
+static int merge_llvm(const struct inputs *in, struct sym_ctx *sym,
+		      const struct exp_llvm_opts *lo,
+		      enum merge_failure_mode fm, const char *out)
+{
+	uint64_t *weights = calloc(in->n + 1, sizeof(*weights));
+	struct mp_outfile of = { 0 };
+	struct mp_err err = { 0 };
+	struct exp_llvm x;
+	struct view v;
+	size_t bad = 0;
+	int rc = EXIT_ERROR;
+
+	view_init(&v);
+	exp_llvm_init(&x);
+	if (!weights) {
+		cli_error(NULL, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < in->n; i++) {
+		if (view_add_file(&v, in->v[i].path, NULL, &err) == MP_OK) {
+			weights[v.ninputs - 1] = in->v[i].weight;
+			continue;
+		}
+		bad++;
+		if (fm == MERGE_FAIL_ANY || err.code == MP_E_NOMEM) {
+			cli_fail(in->v[i].path, &err);
+			goto out;
+		}
+		cli_warning(in->v[i].path, "%s; input skipped", mp_errmsg(&err));
+	}
+	if (bad == in->n && fm != MERGE_FAIL_WARN) {
+		cli_error(NULL, "no input could be merged");
+		goto out;
+	}
+	if ((v.nraws && view_symbolize(&v, sym, true, NULL, &err)) ||
+	    exp_llvm_add_view(&x, &v, weights, &err)) {
+		cli_fail(NULL, &err);
+		goto out;
+	}
+	if (mp_outfile_open(&of, out, &err) ||
+	    exp_llvm_write(&x, lo, of.fp, &err) || mp_outfile_commit(&of, &err)) {
+		cli_fail(out, &err);
+		goto out;
+	}
+	rc = EXIT_OK;
+out:
+	mp_outfile_abort(&of);
+	exp_llvm_release(&x);
+	view_release(&v);
+	free(weights);
+	return rc;
+}
+
 int cmd_merge(int argc, char **argv)
 {
 	enum { OPT_WEIGHT = OPT__NEXT, OPT_INPUT_FILES, OPT_FAILURE_MODE,
-	       OPT_NO_PROGRESS };
+	       OPT_NO_PROGRESS, OPT_FORMAT, OPT_LLVM_HEADER,
+	       OPT_LLVM_FULL_SCHEMA };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "weight", required_argument, NULL, OPT_WEIGHT },
@@ -225,6 +298,9 @@ int cmd_merge(int argc, char **argv)
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "failure-mode", required_argument, NULL, OPT_FAILURE_MODE },
 		{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "llvm-header", required_argument, NULL, OPT_LLVM_HEADER },
+		{ "llvm-full-schema", no_argument, NULL, OPT_LLVM_FULL_SCHEMA },
 		{ "help", no_argument, NULL, 'h' },
 		CLI_SYM_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
@@ -237,6 +313,8 @@ int cmd_merge(int argc, char **argv)
 	struct cli_sym so = { 0 };
 	struct sym_ctx sym = { 0 };
 	struct merge m = { 0 };
+	struct exp_llvm_opts lo = { .header_version = 8 };
+	bool llvm = false;
 	const char *out = NULL;
 	unsigned long long n;
 	int c, rc = EXIT_USAGE;
@@ -294,6 +372,27 @@ int cmd_merge(int argc, char **argv)
 		case OPT_NO_PROGRESS:
 			prog.show = false;
 			break;
+		case OPT_FORMAT:
+			if (strcmp(optarg, "memprof") && strcmp(optarg, "llvm")) {
+				cli_usage_error(&cli_cmd_merge,
+					"unknown format '%s' (memprof or llvm)",
+					optarg);
+				goto out;
+			}
+			llvm = strcmp(optarg, "llvm") == 0;
+			break;
+		case OPT_LLVM_HEADER:
+			if (strcmp(optarg, "8") && strcmp(optarg, "12")) {
+				cli_usage_error(&cli_cmd_merge,
+					"--llvm-header wants 8 or 12, not '%s'",
+					optarg);
+				goto out;
+			}
+			lo.header_version = (unsigned)atoi(optarg);
+			break;
+		case OPT_LLVM_FULL_SCHEMA:
+			lo.full_schema = true;
+			break;
 		case 'h':
 			help();
 			rc = EXIT_OK;
@@ -326,6 +425,10 @@ int cmd_merge(int argc, char **argv)
 
 	if ((rc = cli_sym_setup(&so, &sym)) != EXIT_OK)
 		goto out;
+	if (llvm) {
+		rc = merge_llvm(&in, &sym, &lo, opts.failure_mode, out);
+		goto out;
+	}
 	opts.alloc = &so.alloc;
 	merge_init(&m, &opts, &sym);
 	rc = EXIT_ERROR;

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The shape of the code, checked: layers call downwards only,
-#	cli -> merge, profile -> symbolize, indexed, raw -> hashtable -> common
-# (export modules sit beside merge and profile); library code (src/ but
+#	cli -> export -> merge, profile -> symbolize, indexed, raw ->
+#	hashtable -> common
+# (the exports write the profile model in other tools' formats); library code (src/ but
 # src/cli/ and src/runtime/) never prints, never returns an exit status,
 # and has no mutable file-scope or static state, read from the symbol
 # table of the built library.  The runtime shares nothing with the tool
@@ -20,9 +21,9 @@ allowed() {
 	hashtable) echo "common" ;;
 	raw|indexed) echo "common hashtable" ;;
 	symbolize) echo "common hashtable raw" ;;
-	llvm) echo "common hashtable" ;;
-	merge|profile|export) echo "common hashtable raw indexed symbolize llvm" ;;
-	cli) echo "common hashtable raw indexed symbolize llvm merge profile export" ;;
+	merge|profile) echo "common hashtable raw indexed symbolize" ;;
+	export) echo "common hashtable raw indexed symbolize profile" ;;
+	cli) echo "common hashtable raw indexed symbolize merge profile export" ;;
 	esac
 }
 

@@ -1,0 +1,714 @@
+/*
+ * exp_llvm.c - LLVM's indexed profile with MemProf version 3 (export.h).
+ *
+ * Layout (little-endian, offsets from the start of the file), as LLVM 19's
+ * InstrProfReader and MemProfReader read it:
+ *
+ *	header		magic, version | MEMPROF variant bit, 0, hash type 0
+ *			(MD5), HashOffset, MemProfOffset; version 12 adds
+ *			BinaryIdOffset, TemporalProfTracesOffset (0) and
+ *			VTableNamesOffset
+ *	summary		6 fields and 16 cutoff entries, all counts 0
+ *	counters	an empty on-disk hash table {1 bucket, 0 entries, 0}
+ *	MemProf		u64 3, CallStackPayloadOffset, RecordPayloadOffset,
+ *			RecordTableOffset; the schema (u64 count, u64 tags);
+ *			the frames, 17 bytes each; the call stacks as an array
+ *			of u32 (a stack's id is its position: its length, then
+ *			its frame ids leaf first); the records' payload and
+ *			their chained hash table keyed by function GUID
+ *	(version 12)	a u64 0 where the binary ids and the vtable names go
+ *
+ * Call stacks here share nothing (the radix array allows sharing
+ * root-side prefixes; readers follow either), which keeps the writer
+ * simple at the cost of size: a stack costs 4 bytes per frame.
+ */
+#include "export.h"
+
+#include <errno.h>
+#include <md5.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/view.h"
+#include "symbolize/sym.h"
+
+#define LLVM_MAGIC 0x8169666f72706cffULL	/* ff 6c 70 72 6f 66 69 81 on disk */
+#define LLVM_VARIANT_MEMPROF (1ULL << 62)
+#define MEMPROF_VERSION 3
+#define FRAME_SIZE 17
+#define TAG_HISTOGRAM 27
+
+struct exp_llvm_frame {
+	uint64_t guid;
+	uint32_t line_offset, column;
+	uint8_t inlined;
+	uint32_t out;		/* linear id in the output */
+};
+
+struct exp_llvm_stack {
+	uint32_t first, n;	/* frame ids in stack_ids[first .. first + n) */
+	uint32_t pos;		/* position in the output's array */
+};
+
+struct exp_llvm_ctx {
+	uint32_t stack;
+	struct mp_mib mib;
+};
+
+/* ---- GUIDs ---- */
+
+size_t exp_llvm_canonical_len(const char *name)
+{
+	static const char *const suffixes[] = { ".llvm.", ".part." };
+	size_t len = strlen(name);
+
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		size_t sl = strlen(suffixes[i]);
+		const char *at = NULL, *p = name, *dot;
+
+		/* The last occurrence of the suffix in what is left. */
+		while ((p = strstr(p, suffixes[i])) && p < name + len) {
+			at = p;
+			p++;
+		}
+		if (!at || at >= name + len)
+			continue;
+		/* Stripped only when its own '.' is the last one. */
+		dot = memrchr(name, '.', len);
+		if (dot == at + sl - 1)
+			len = (size_t)(at - name);
+	}
+	return len;
+}
+
+uint64_t exp_llvm_guid(const char *linkage_name)
+{
+	uint8_t digest[MD5_DIGEST_LENGTH];
+	MD5_CTX md5;
+
+	MD5Init(&md5);
+	MD5Update(&md5, (const uint8_t *)linkage_name,
+		  exp_llvm_canonical_len(linkage_name));
+	MD5Final(digest, &md5);
+	return mp_le64(digest);
+}
+
+/* ---- building ---- */
+
+void exp_llvm_init(struct exp_llvm *x)
+{
+	memset(x, 0, sizeof(*x));
+}
+
+void exp_llvm_release(struct exp_llvm *x)
+{
+	if (!x)
+		return;
+	free(x->frames);
+	ht_release(&x->frame_ht);
+	free(x->stack_ids);
+	free(x->stacks);
+	ht_release(&x->stack_ht);
+	free(x->ctxs);
+	ht_release(&x->ctx_ht);
+	free(x->sites);
+	ht_release(&x->site_ht);
+	free(x->scratch);
+	memset(x, 0, sizeof(*x));
+}
+
+static bool same_frame(const void *key, uint32_t id, const void *arg)
+{
+	const struct exp_llvm_frame *a = key;
+	const struct exp_llvm_frame *b = &((const struct exp_llvm *)arg)->frames[id];
+
+	return a->guid == b->guid && a->line_offset == b->line_offset &&
+	       a->column == b->column && a->inlined == b->inlined;
+}
+
+static enum mp_errcode intern_frame(struct exp_llvm *x, const struct mp_frame *f,
+				    uint32_t *out)
+{
+	struct exp_llvm_frame k = {
+		.guid = exp_llvm_guid(f->function),
+		.line_offset = f->line - f->start_line,
+		.column = f->column,
+		.inlined = mp_frame_inlined(f),
+	};
+	uint64_t h = mp_hash_bytes(&k.guid, 8, k.line_offset ^
+				   ((uint64_t)k.column << 32) ^ k.inlined);
+	uint32_t id = ht_find(&x->frame_ht, h, same_frame, &k, x);
+
+	if (id != HT_NONE) {
+		*out = id;
+		return MP_OK;
+	}
+	if (x->nframes >= INT32_MAX)
+		return MP_E_TOO_LARGE;
+	if (!MP_GROW(x->frames, x->aframes, x->nframes + 1) ||
+	    ht_insert(&x->frame_ht, h, (uint32_t)x->nframes))
+		return MP_E_NOMEM;
+	x->frames[x->nframes] = k;
+	*out = (uint32_t)x->nframes++;
+	return MP_OK;
+}
+
+struct stack_key {
+	const struct exp_llvm *x;
+	const uint32_t *ids;
+	uint32_t n;
+};
+
+static bool same_stack(const void *key, uint32_t id, const void *arg)
+{
+	const struct stack_key *k = key;
+	const struct exp_llvm_stack *s = &k->x->stacks[id];
+
+	(void)arg;
+	return s->n == k->n &&
+	       memcmp(k->x->stack_ids + s->first, k->ids, k->n * 4u) == 0;
+}
+
+static enum mp_errcode intern_stack(struct exp_llvm *x, const uint32_t *ids,
+				    uint32_t n, uint32_t *out)
+{
+	struct stack_key k = { x, ids, n };
+	uint64_t h = mp_hash_bytes(ids, (size_t)n * 4, 0x57ac);
+	uint32_t id = ht_find(&x->stack_ht, h, same_stack, &k, NULL);
+
+	if (id != HT_NONE) {
+		*out = id;
+		return MP_OK;
+	}
+	if (x->nstacks >= INT32_MAX || x->nstack_ids + n >= INT32_MAX)
+		return MP_E_TOO_LARGE;
+	if (!MP_GROW(x->stack_ids, x->astack_ids, x->nstack_ids + n + 1) ||
+	    !MP_GROW(x->stacks, x->astacks, x->nstacks + 1) ||
+	    ht_insert(&x->stack_ht, h, (uint32_t)x->nstacks))
+		return MP_E_NOMEM;
+	memcpy(x->stack_ids + x->nstack_ids, ids, (size_t)n * 4);
+	x->stacks[x->nstacks] = (struct exp_llvm_stack){
+		(uint32_t)x->nstack_ids, n, 0 };
+	x->nstack_ids += n;
+	*out = (uint32_t)x->nstacks++;
+	return MP_OK;
+}
+
+static bool same_ctx(const void *key, uint32_t id, const void *arg)
+{
+	return ((const struct exp_llvm *)arg)->ctxs[id].stack ==
+	       *(const uint32_t *)key;
+}
+
+static bool same_site(const void *key, uint32_t id, const void *arg)
+{
+	const struct exp_llvm *x = arg;
+	const uint64_t *k = key;
+
+	return x->sites[id].guid == k[0] && x->sites[id].stack == k[1];
+}
+
+static enum mp_errcode add_site(struct exp_llvm *x, uint64_t guid,
+				uint32_t stack)
+{
+	uint64_t key[2] = { guid, stack };
+	uint64_t h = mp_hash64(guid ^ mp_hash64(stack));
+
+	if (ht_find(&x->site_ht, h, same_site, key, x) != HT_NONE)
+		return MP_OK;
+	if (!MP_GROW(x->sites, x->asites, x->nsites + 1) ||
+	    ht_insert(&x->site_ht, h, (uint32_t)x->nsites))
+		return MP_E_NOMEM;
+	x->sites[x->nsites].guid = guid;
+	x->sites[x->nsites].stack = stack;
+	x->nsites++;
+	return MP_OK;
+}
+
+/*
+ * Is the PC whose frames start at F (its innermost) one llvm-profdata
+ * keeps?  Only when debug information names its function (a name from
+ * the ELF symbol table alone, with no source file, does not count: LLVM
+ * symbolizes without the symbol table here) and it is not the profiling
+ * runtime's own code.
+ */
+static bool pc_kept(const struct mp_frame *f)
+{
+	return f->function && f->file && !sym_is_runtime(NULL, f->file);
+}
+
+enum mp_errcode exp_llvm_add(struct exp_llvm *x, const struct mp_frame *frames,
+			     uint32_t n, const struct mp_mib *mib,
+			     struct mp_err *err)
+{
+	enum mp_errcode rc = MP_OK;
+	uint32_t nids = 0, stack, id;
+	uint64_t h;
+
+	if (!MP_GROW(x->scratch, x->ascratch, (size_t)n + 1))
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	/* The kept PCs' frames, as frame ids. */
+	for (uint32_t i = 0, end; i < n; i = end) {
+		for (end = i; end < n && mp_frame_inlined(&frames[end]); end++)
+			;
+		end = end < n ? end + 1 : n;	/* past the PC's outermost */
+		if (!pc_kept(&frames[i]))
+			continue;
+		for (uint32_t k = i; k < end && !rc; k++)
+			rc = frames[k].function
+				? intern_frame(x, &frames[k], &x->scratch[nids++])
+				: MP_OK;
+		if (rc)
+			return mp_fail(err, rc, NULL);
+	}
+	if (nids == 0) {
+		x->dropped_contexts++;
+		return MP_OK;
+	}
+	if ((rc = intern_stack(x, x->scratch, nids, &stack)))
+		return mp_fail(err, rc, NULL);
+	/* Equal contexts fold. */
+	h = mp_hash64(stack);
+	id = ht_find(&x->ctx_ht, h, same_ctx, &stack, x);
+	if (id != HT_NONE) {
+		mib_fold(&x->ctxs[id].mib, mib);
+		return MP_OK;
+	}
+	if (!MP_GROW(x->ctxs, x->actxs, x->nctxs + 1) ||
+	    ht_insert(&x->ctx_ht, h, (uint32_t)x->nctxs))
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	x->ctxs[x->nctxs].stack = stack;
+	x->ctxs[x->nctxs].mib = *mib;
+	x->nctxs++;
+
+	/*
+	 * Every PC but the first is a call site of each function in it:
+	 * its own frames (the PC's inline chain) are the site's stack.
+	 */
+	for (uint32_t i = 0, pc = 0, end; i < nids; i = end, pc++) {
+		uint32_t site;
+
+		for (end = i; end < nids && x->frames[x->scratch[end]].inlined; end++)
+			;
+		end = end < nids ? end + 1 : nids;
+		if (pc == 0)
+			continue;
+		if ((rc = intern_stack(x, x->scratch + i, end - i, &site)))
+			return mp_fail(err, rc, NULL);
+		for (uint32_t k = i; k < end; k++)
+			if ((rc = add_site(x, x->frames[x->scratch[k]].guid, site)))
+				return mp_fail(err, rc, NULL);
+	}
+	return MP_OK;
+}
+
+enum mp_errcode exp_llvm_add_view(struct exp_llvm *x, struct view *v,
+				  const uint64_t *weights, struct mp_err *err)
+{
+	enum mp_errcode rc = MP_OK;
+
+	for (size_t i = 0; i < v->ninputs; i++)
+		if (v->inputs[i].idx)
+			return mp_fail(err, MP_E_INVALID,
+				       "'%s': an indexed profile of format %u keeps "
+				       "no function start lines, which LLVM's line "
+				       "offsets need; merge the raw profiles to "
+				       "--format=llvm instead", v->inputs[i].path,
+				       v->inputs[i].version);
+	for (size_t i = 0; i < v->ncontexts && !rc; i++) {
+		struct view_context *c = &v->contexts[i];
+		struct mp_mib m = c->mib;
+
+		if ((rc = view_frames(v, c, err)))
+			break;
+		if (weights && weights[c->input] != 1)
+			mib_scale(&m, weights[c->input]);
+		rc = exp_llvm_add(x, c->frames, c->nframes, &m, err);
+	}
+	return rc;
+}
+
+/* ---- writing ---- */
+
+struct out {
+	unsigned char *d;
+	size_t n, alloc;
+	bool oom;
+};
+
+static unsigned char *put(struct out *o, size_t len)
+{
+	if (o->oom || !MP_GROW(o->d, o->alloc, o->n + len + 1)) {
+		o->oom = true;
+		return NULL;
+	}
+	o->n += len;
+	return o->d + o->n - len;
+}
+
+static void put64(struct out *o, uint64_t v)
+{
+	unsigned char *p = put(o, 8);
+
+	if (p)
+		mp_put_le64(p, v);
+}
+
+static void put32(struct out *o, uint32_t v)
+{
+	unsigned char *p = put(o, 4);
+
+	if (p)
+		mp_put_le32(p, v);
+}
+
+static void put16(struct out *o, uint16_t v)
+{
+	unsigned char *p = put(o, 2);
+
+	if (p) {
+		p[0] = (unsigned char)v;
+		p[1] = (unsigned char)(v >> 8);
+	}
+}
+
+static void patch64(struct out *o, size_t at, uint64_t v)
+{
+	if (!o->oom)
+		mp_put_le64(o->d + at, v);
+}
+
+/* The MIB as LLVM's PortableMemInfoBlock serializes it, in SCHEMA order. */
+static void put_mib(struct out *o, const struct mp_mib *m, const int *schema,
+		    size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int f = mib_field_by_tag((unsigned)schema[i]);
+
+		if (schema[i] == TAG_HISTOGRAM) {
+			put64(o, 0);	/* a pointer in LLVM's struct */
+		} else if (mib_fields[f].width == 8) {
+			put64(o, m->v[f]);
+		} else {
+			put32(o, m->v[f] > UINT32_MAX ? UINT32_MAX
+						      : (uint32_t)m->v[f]);
+		}
+	}
+}
+
+static int by_frame(const void *a, const void *b, void *arg)
+{
+	const struct exp_llvm_frame *fr = arg;
+	const struct exp_llvm_frame *x = &fr[*(const uint32_t *)a];
+	const struct exp_llvm_frame *y = &fr[*(const uint32_t *)b];
+
+	if (x->guid != y->guid)
+		return x->guid < y->guid ? -1 : 1;
+	if (x->line_offset != y->line_offset)
+		return x->line_offset < y->line_offset ? -1 : 1;
+	if (x->column != y->column)
+		return x->column < y->column ? -1 : 1;
+	return (int)x->inlined - (int)y->inlined;
+}
+
+/* Call stacks by their frames' output ids, leaf first. */
+static int by_stack(const void *a, const void *b, void *arg)
+{
+	const struct exp_llvm *x = arg;
+	const struct exp_llvm_stack *s = &x->stacks[*(const uint32_t *)a];
+	const struct exp_llvm_stack *t = &x->stacks[*(const uint32_t *)b];
+
+	for (uint32_t i = 0; i < s->n && i < t->n; i++) {
+		uint32_t p = x->frames[x->stack_ids[s->first + i]].out;
+		uint32_t q = x->frames[x->stack_ids[t->first + i]].out;
+
+		if (p != q)
+			return p < q ? -1 : 1;
+	}
+	return s->n < t->n ? -1 : s->n > t->n;
+}
+
+/* A record's entries: (GUID, kind, call stack position, context). */
+struct rec_ent {
+	uint64_t guid;
+	uint32_t kind;		/* 0: alloc site, 1: call site */
+	uint32_t pos;
+	uint32_t ctx;
+};
+
+static int by_rec_ent(const void *a, const void *b)
+{
+	const struct rec_ent *x = a, *y = b;
+
+	if (x->guid != y->guid)
+		return x->guid < y->guid ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static enum mp_errcode gather_records(struct exp_llvm *x, struct rec_ent **out,
+				      size_t *nout)
+{
+	struct rec_ent *e;
+	size_t n = 0, cap = x->nsites + 1;
+
+	/* Each context goes to the record of every function from its leaf
+	 * to its first frame that is not inlined. */
+	for (size_t c = 0; c < x->nctxs; c++) {
+		const struct exp_llvm_stack *s = &x->stacks[x->ctxs[c].stack];
+
+		for (uint32_t i = 0; i < s->n; i++) {
+			cap++;
+			if (!x->frames[x->stack_ids[s->first + i]].inlined)
+				break;
+		}
+	}
+	e = malloc(cap * sizeof(*e));
+	if (!e)
+		return MP_E_NOMEM;
+	for (size_t c = 0; c < x->nctxs; c++) {
+		const struct exp_llvm_stack *s = &x->stacks[x->ctxs[c].stack];
+
+		for (uint32_t i = 0; i < s->n; i++) {
+			const struct exp_llvm_frame *f =
+				&x->frames[x->stack_ids[s->first + i]];
+
+			e[n++] = (struct rec_ent){ f->guid, 0, s->pos,
+						   (uint32_t)c };
+			if (!f->inlined)
+				break;
+		}
+	}
+	for (size_t i = 0; i < x->nsites; i++)
+		e[n++] = (struct rec_ent){ x->sites[i].guid, 1,
+					   x->stacks[x->sites[i].stack].pos, 0 };
+	qsort(e, n, sizeof(*e), by_rec_ent);
+	*out = e;
+	*nout = n;
+	return MP_OK;
+}
+
+/*
+ * The records and their on-disk chained hash table (LLVM's
+ * OnDiskChainedHashTableGenerator layout): for each non-empty bucket, a
+ * u16 item count and its items (u64 hash = GUID, u64 key length 8, u64
+ * data length, u64 GUID, the record); zero padding to 8; the bucket
+ * count, the item count and each bucket's offset (0: empty).
+ */
+static void write_records(struct out *o, const struct exp_llvm *x,
+			  const struct rec_ent *e, size_t n, const int *schema,
+			  size_t nschema, uint64_t *payload, uint64_t *table)
+{
+	size_t nrec = 0, nbuckets = 1, mib_size = 0, *starts, *bucket_off;
+
+	for (size_t i = 0; i < n; i++)
+		nrec += i == 0 || e[i].guid != e[i - 1].guid;
+	while (nbuckets * 3 < nrec * 4)
+		nbuckets *= 2;
+	for (size_t i = 0; i < nschema; i++) {
+		int f = mib_field_by_tag((unsigned)schema[i]);
+
+		mib_size += schema[i] == TAG_HISTOGRAM ? 8 : mib_fields[f].width;
+	}
+	starts = malloc((nrec + 1) * sizeof(*starts));
+	bucket_off = calloc(nbuckets, sizeof(*bucket_off));
+	if (!starts || !bucket_off) {
+		o->oom = true;
+		goto out;
+	}
+	/* Record r is e[starts[r] .. starts[r + 1]). */
+	for (size_t i = 0, r = 0; i < n; i++)
+		if (i == 0 || e[i].guid != e[i - 1].guid)
+			starts[r++] = i;
+	starts[nrec] = n;
+	*payload = o->n;
+	for (size_t b = 0; b < nbuckets; b++) {
+		uint16_t count = 0;
+
+		for (size_t r = 0; r < nrec; r++)
+			count += (e[starts[r]].guid & (nbuckets - 1)) == b;
+		if (!count)
+			continue;
+		bucket_off[b] = o->n;
+		put16(o, count);
+		for (size_t r = 0; r < nrec; r++) {
+			size_t i = starts[r], end = starts[r + 1], na = 0, ns;
+
+			if ((e[i].guid & (nbuckets - 1)) != b)
+				continue;
+			while (i + na < end && e[i + na].kind == 0)
+				na++;
+			ns = end - i - na;
+			put64(o, e[i].guid);		/* hash */
+			put64(o, 8);			/* key length */
+			put64(o, 8 + na * (4 + mib_size) + 8 + ns * 4);
+			put64(o, e[i].guid);		/* key */
+			put64(o, na);
+			for (size_t k = i; k < i + na; k++) {
+				put32(o, e[k].pos);
+				put_mib(o, &x->ctxs[e[k].ctx].mib, schema, nschema);
+			}
+			put64(o, ns);
+			for (size_t k = i + na; k < end; k++)
+				put32(o, e[k].pos);
+		}
+	}
+	while (o->n % 8)
+		put(o, 1)[0] = 0;
+	*table = o->n;
+	put64(o, nbuckets);
+	put64(o, nrec);
+	for (size_t b = 0; b < nbuckets; b++)
+		put64(o, bucket_off[b]);
+out:
+	free(starts);
+	free(bucket_off);
+}
+
+enum mp_errcode exp_llvm_write(struct exp_llvm *x,
+			       const struct exp_llvm_opts *opts, FILE *out,
+			       struct mp_err *err)
+{
+	static const int hot_cold[] = { 1, 5, 10, 23 };
+	static const uint64_t cutoffs[16] = {
+		10000, 100000, 200000, 300000, 400000, 500000, 600000, 700000,
+		800000, 900000, 950000, 990000, 999000, 999900, 999990, 999999,
+	};
+	unsigned hv = opts && opts->header_version ? opts->header_version : 8;
+	int full[TAG_HISTOGRAM];
+	const int *schema = hot_cold;
+	size_t nschema = 4, nrec = 0, hdr_size = hv == 8 ? 48 : 72;
+	struct out o = { 0 };
+	uint32_t *order = NULL;
+	struct rec_ent *recs = NULL;
+	uint64_t hash_off, memprof_off, cs_off, payload = 0, table = 0;
+	size_t mp_hdr;
+	enum mp_errcode rc = MP_E_NOMEM;
+
+	if (hv != 8 && hv != 12)
+		return mp_fail(err, MP_E_INVALID,
+			       "LLVM indexed profile header version %u (8 or 12)",
+			       hv);
+	if (opts && opts->full_schema) {
+		for (int i = 0; i < TAG_HISTOGRAM; i++)
+			full[i] = i + 1;
+		schema = full;
+		nschema = TAG_HISTOGRAM;
+	}
+	/* Frames and call stacks numbered by their contents. */
+	order = malloc((x->nframes + x->nstacks + 1) * sizeof(*order));
+	if (!order)
+		goto fail;
+	for (size_t i = 0; i < x->nframes; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, x->nframes, sizeof(*order), by_frame, x->frames);
+	for (size_t i = 0; i < x->nframes; i++)
+		x->frames[order[i]].out = (uint32_t)i;
+	for (size_t i = 0; i < x->nstacks; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, x->nstacks, sizeof(*order), by_stack, x);
+	{
+		uint64_t pos = 0;
+
+		for (size_t i = 0; i < x->nstacks; i++) {
+			struct exp_llvm_stack *s = &x->stacks[order[i]];
+
+			if (pos > INT32_MAX) {
+				rc = MP_E_TOO_LARGE;
+				goto fail;
+			}
+			s->pos = (uint32_t)pos;
+			pos += 1 + s->n;
+		}
+	}
+	if ((rc = gather_records(x, &recs, &nrec)))
+		goto fail;
+	rc = MP_E_NOMEM;
+
+	/* Header, patched below. */
+	put64(&o, LLVM_MAGIC);
+	put64(&o, hv | LLVM_VARIANT_MEMPROF);
+	put64(&o, 0);
+	put64(&o, 0);			/* hash type: MD5 */
+	while (o.n < hdr_size)
+		put64(&o, 0);
+	/* The summary: no counters, so every count is 0. */
+	put64(&o, 6);
+	put64(&o, 16);
+	for (int i = 0; i < 6; i++)
+		put64(&o, 0);
+	for (int i = 0; i < 16; i++) {
+		put64(&o, cutoffs[i]);
+		put64(&o, 0);
+		put64(&o, 0);
+	}
+	/* The counters' table: one empty bucket. */
+	hash_off = o.n;
+	put64(&o, 1);
+	put64(&o, 0);
+	put64(&o, 0);
+
+	memprof_off = o.n;
+	put64(&o, MEMPROF_VERSION);
+	mp_hdr = o.n;
+	put64(&o, 0);
+	put64(&o, 0);
+	put64(&o, 0);
+	put64(&o, nschema);
+	for (size_t i = 0; i < nschema; i++)
+		put64(&o, (uint64_t)schema[i]);
+	/* Frames in output order, 17 bytes each, at their linear ids. */
+	{
+		unsigned char *base = put(&o, x->nframes * FRAME_SIZE);
+
+		for (size_t i = 0; base && i < x->nframes; i++) {
+			const struct exp_llvm_frame *f = &x->frames[i];
+			unsigned char *p = base + (size_t)f->out * FRAME_SIZE;
+
+			mp_put_le64(p, f->guid);
+			mp_put_le32(p + 8, f->line_offset);
+			mp_put_le32(p + 12, f->column);
+			p[16] = f->inlined;
+		}
+	}
+	/* Call stacks: length, then frame ids leaf first. */
+	cs_off = o.n;
+	for (size_t i = 0; i < x->nstacks; i++) {
+		const struct exp_llvm_stack *s = &x->stacks[order[i]];
+
+		put32(&o, s->n);
+		for (uint32_t k = 0; k < s->n; k++)
+			put32(&o, x->frames[x->stack_ids[s->first + k]].out);
+	}
+	write_records(&o, x, recs, nrec, schema, nschema, &payload, &table);
+	patch64(&o, mp_hdr, cs_off);
+	patch64(&o, mp_hdr + 8, payload);
+	patch64(&o, mp_hdr + 16, table);
+	patch64(&o, 32, hash_off);
+	patch64(&o, 40, memprof_off);
+	if (hv == 12) {
+		patch64(&o, 48, o.n);	/* binary ids: none */
+		put64(&o, 0);
+		patch64(&o, 64, o.n);	/* vtable names: none */
+		put64(&o, 0);
+	}
+	if (o.oom)
+		goto fail;
+	if (fwrite(o.d, 1, o.n, out) != o.n) {
+		rc = mp_fail(err, MP_E_IO, "cannot write output: %s",
+			     strerror(errno ? errno : EIO));
+		goto done;
+	}
+	rc = MP_OK;
+	goto done;
+fail:
+	mp_fail(err, rc, rc == MP_E_TOO_LARGE
+		? "the profile is too large for LLVM's 32-bit call stack ids"
+		: NULL);
+done:
+	free(o.d);
+	free(order);
+	free(recs);
+	return rc;
+}

@@ -1,0 +1,119 @@
+/*
+ * export.h - profiles written in other tools' formats (src/export/).
+ *
+ * LLVM's indexed profile with a MemProf section, the file that
+ * `clang -fmemory-profile-use=FILE` reads (the end of the RFC's pipeline):
+ * an indexed profile header (version 8 with the MemProf variant bit, or
+ * version 12 as llvm-profdata-19 writes it), the profile summary, an empty
+ * table of instrumentation counters, and MemProf version 3: a frame
+ * array, call stacks in a radix array, and one record per function GUID
+ * in an on-disk chained hash table.
+ *
+ *	struct exp_llvm x;
+ *	exp_llvm_init(&x);
+ *	for each context of a profile (frames leaf first, all inline frames):
+ *		rc = exp_llvm_add(&x, frames, n, &mib, &err);
+ *	rc = exp_llvm_write(&x, &opts, fp, &err);
+ *	exp_llvm_release(&x);
+ *
+ * What the compiler is given, frame by frame: the GUID of the function
+ * (the first 8 bytes of the MD5 of its canonical linkage name, read
+ * little-endian), the line as an offset from the function's first line
+ * (DW_AT_decl_line), the column, and whether it is inlined into the next.
+ * A PC is kept when debug information names its innermost frame's
+ * function and source file and it is not the profiling runtime's own code
+ * (as llvm-profdata filters: a name from the ELF symbol table alone does
+ * not count); a context left empty is dropped.  Equal contexts are folded, their MIBs merged by
+ * the MIB rules (llvm-profdata appends them), and the output is the same
+ * bytes whatever order the contexts come in.
+ *
+ * Memory: a few dozen bytes per distinct frame, per frame of each
+ * distinct call stack and per context.  One thread uses an exp_llvm.
+ * Never prints; errors are mp_errcode with a detail.
+ */
+#ifndef EXPORT_H
+#define EXPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/mp_err.h"
+#include "common/mp_frame.h"
+#include "common/mp_mib.h"
+#include "hashtable/ht.h"
+
+/* The function GUID LLVM keys MemProf records and frames by. */
+uint64_t exp_llvm_guid(const char *linkage_name);
+
+/*
+ * NAME as LLVM hashes it: a ".llvm.NNN" or ".part.N" suffix dropped when
+ * the last '.' of NAME is the suffix's own; ".__uniq." kept.  Returns the
+ * length of the canonical prefix.
+ */
+size_t exp_llvm_canonical_len(const char *name);
+
+struct exp_llvm_opts {
+	unsigned header_version;	/* 8 (default) or 12 */
+	bool full_schema;		/* every MIB field, not only hot/cold */
+};
+
+struct exp_llvm_frame;
+struct exp_llvm_stack;
+struct exp_llvm_ctx;
+
+struct exp_llvm {
+	struct exp_llvm_frame *frames;	/* distinct frames */
+	size_t nframes, aframes;
+	struct ht frame_ht;
+	uint32_t *stack_ids;		/* every call stack's frames, back to back */
+	size_t nstack_ids, astack_ids;
+	struct exp_llvm_stack *stacks;	/* distinct call stacks */
+	size_t nstacks, astacks;
+	struct ht stack_ht;
+	struct exp_llvm_ctx *ctxs;	/* distinct contexts (allocation sites) */
+	size_t nctxs, actxs;
+	struct ht ctx_ht;
+	/* Call sites: (function GUID, call stack) pairs, deduplicated. */
+	struct { uint64_t guid; uint32_t stack; } *sites;
+	size_t nsites, asites;
+	struct ht site_ht;
+	uint32_t *scratch;		/* one context's frame ids */
+	size_t ascratch;
+	uint64_t dropped_contexts;	/* left empty by the filter */
+};
+
+void exp_llvm_init(struct exp_llvm *x);
+void exp_llvm_release(struct exp_llvm *x);
+
+/*
+ * Add one allocation context: FRAMES[0..N-1], leaf first, every inline
+ * frame of every PC (MP_FRAME_INLINED on all but a PC's outermost), and
+ * its MIB.  Fails only with MP_E_NOMEM or MP_E_TOO_LARGE.
+ */
+enum mp_errcode exp_llvm_add(struct exp_llvm *x, const struct mp_frame *frames,
+			     uint32_t n, const struct mp_mib *mib,
+			     struct mp_err *err);
+
+/*
+ * Write the indexed profile to OUT.  Fails with MP_E_INVALID for a header
+ * version other than 8 or 12, MP_E_IO when writing fails, MP_E_NOMEM.
+ */
+enum mp_errcode exp_llvm_write(struct exp_llvm *x,
+			       const struct exp_llvm_opts *opts, FILE *out,
+			       struct mp_err *err);
+
+struct view;
+
+/*
+ * Add every context of V (frames expanded, raw ones symbolized with the
+ * runtime's frames kept: the filter above decides), the MIB of each
+ * context of input i multiplied by WEIGHTS[i] (NULL: all 1).  An indexed
+ * input of format 9 keeps no function start lines, without which no line
+ * offset can be computed: MP_E_INVALID naming it.
+ */
+enum mp_errcode exp_llvm_add_view(struct exp_llvm *x, struct view *v,
+				  const uint64_t *weights, struct mp_err *err);
+
+#endif /* EXPORT_H */

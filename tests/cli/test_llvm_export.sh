@@ -1,0 +1,142 @@
+#!/bin/sh
+# merge --format=llvm, judged by the compiler: clang++-19 building with our
+# LLVM indexed profile gives the same hint lines and the same memprof
+# attributes and !memprof/!callsite metadata as with llvm-profdata-19's
+# profile of the same raw profiles, for a C++ program built and run here
+# (tests/cli/src/hotcold.cc: cold, notcold and mixed contexts, inline
+# frames, a shared library) and for the C++ fixture; with one profile and
+# with eight merged; with headers 8 and 12 and the full schema.  And the
+# shared library, whose frames llvm-profdata-19 drops, gets its hint from
+# our profile only.
+set -u
+BUILD=${1:-build}
+MD=$(cd "$(dirname "$BUILD/memprof-data")" && pwd)/memprof-data
+ROOT=$(pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+ok() { echo "ok - $*"; }
+notok() { echo "not ok - $*"; }
+. tests/need.sh
+need clang++-19 llvm-profdata-19
+
+SRC=$ROOT/tests/cli/src
+CF="-g -O2 -fno-omit-frame-pointer -fmemory-profile"
+cd "$tmp" || exit 1
+if ! clang++-19 $CF -fPIC -shared "$SRC/hotcold_lib.cc" -o libhc.so 2>err ||
+   ! clang++-19 $CF "$SRC/hotcold.cc" -L. -lhc -Wl,-rpath,"$tmp" -o hc 2>>err; then
+	notok "build tests/cli/src/hotcold.cc: $(cat err)"
+	exit 1
+fi
+# Nine runs side by side (each sleeps 2 s): one alone, eight to merge.
+for i in 1 2 3 4 5 6 7 8 9; do
+	mkdir -p run$i
+	(MEMPROF_OPTIONS=log_path="$tmp/run$i/p" ./hc) &
+done
+wait
+one=$(ls run1/p.*)
+eight=$(ls run[2-9]/p.*)
+[ -n "$one" ] && [ "$(echo "$eight" | wc -w)" -eq 8 ] ||
+	{ notok "the program wrote no profiles"; exit 1; }
+
+# Build SRC with PROFILE into NAME.ll, its hint lines sorted in NAME.hints.
+use() {
+	clang++-19 -g -O2 -S -emit-llvm -mllvm -memprof-report-hinted-sizes \
+		-mllvm -memprof-ave-lifetime-cold-threshold=1 \
+		-fmemory-profile-use="$2" -o "$1.ll" "$3" 2>"$1.err"
+	rc=$?
+	grep '^Total size for allocation' "$1.err" | sort >"$1.hints"
+	grep -v '^; ModuleID' "$1.ll" >"$1.ir" 2>/dev/null
+	return $rc
+}
+
+# Compare our export with llvm-profdata-19's for INPUTS built as SRC.
+compare() {
+	name=$1 src=$2 bin=$3
+	shift 3
+	if ! llvm-profdata-19 merge --profiled-binary "$bin" "$@" -o llvm.prof 2>err ||
+	   ! "$MD" merge --format=llvm --no-progress -o ours.prof --binary="$bin" \
+		"$@" 2>>err; then
+		notok "$name: merge: $(head -c 300 err)"
+		return
+	fi
+	if ! use L llvm.prof "$src" || ! use O ours.prof "$src"; then
+		notok "$name: clang++-19 rejected a profile: $(cat L.err O.err | head -c 300)"
+		return
+	fi
+	if [ ! -s L.hints ]; then
+		notok "$name: llvm-profdata-19's profile gives no hint to compare"
+	elif cmp -s L.hints O.hints && cmp -s L.ir O.ir; then
+		ok "$name: clang++-19 gives the same $(wc -l <O.hints) hint lines and the same IR with our profile as with llvm-profdata-19's"
+	else
+		notok "$name: hints or IR differ: $(diff L.hints O.hints | head -c 300) $(diff L.ir O.ir | grep -c memprof) memprof lines differ"
+	fi
+}
+
+compare "hotcold.cc, one profile" "$SRC/hotcold.cc" hc $one
+# shellcheck disable=SC2086
+compare "hotcold.cc, eight profiles merged" "$SRC/hotcold.cc" hc $eight
+compare "the C++ fixture cxx.cc" "$ROOT/tests/fixtures/src/cxx.cc" \
+	"$ROOT/tests/fixtures/cxx.pie" "$ROOT/tests/fixtures/cxx.v4.profraw"
+# The kinds of hint the program is made to have, in our profile's IR.
+"$MD" merge --format=llvm --no-progress -o ours.prof --binary=hc $one 2>/dev/null
+use O ours.prof "$SRC/hotcold.cc"
+if grep -q 'single alloc type cold' O.hints && grep -q 'single alloc type notcold' O.hints &&
+   grep -q '!memprof' O.ir && grep -q '!callsite' O.ir; then
+	ok "hotcold.cc gets cold and notcold hints and !memprof/!callsite metadata for its mixed site"
+else
+	notok "hotcold.cc's hints: $(cat O.hints)"
+fi
+
+# Headers 8 (the default) and 12, and the full schema: accepted alike.
+for opt in --llvm-header=8 --llvm-header=12 --llvm-full-schema; do
+	if "$MD" merge --format=llvm $opt --no-progress -o v.prof --binary=hc $one 2>err &&
+	   use V v.prof "$SRC/hotcold.cc" && cmp -s V.hints O.hints && cmp -s V.ir O.ir; then
+		ok "merge --format=llvm $opt: clang++-19 reads it, same hints"
+	else
+		notok "merge --format=llvm $opt: $(head -c 300 err V.err)"
+	fi
+done
+# The file's header: magic, version 8 or 12 with the MemProf bit.
+"$MD" merge --format=llvm --no-progress -o v8.prof --binary=hc $one 2>/dev/null
+"$MD" merge --format=llvm --llvm-header=12 --no-progress -o v12.prof --binary=hc $one 2>/dev/null
+h8=$(od -A n -t x1 -N 16 v8.prof | tr -d ' \n')
+h12=$(od -A n -t x1 -N 16 v12.prof | tr -d ' \n')
+if [ "$h8" = ff6c70726f6669810800000000000040 ] &&
+   [ "$h12" = ff6c70726f6669810c00000000000040 ]; then
+	ok "headers: indexed version 8 (default) and 12, each with the MemProf variant bit"
+else
+	notok "headers: $h8 / $h12"
+fi
+
+# The shared library: hinted with our profile, not with llvm-profdata-19's.
+"$MD" merge --format=llvm --no-progress -o ours.prof --binary=hc \
+	--binary=libhc.so $one 2>/dev/null
+llvm-profdata-19 merge --profiled-binary hc $one -o llvm.prof 2>/dev/null
+use LL llvm.prof "$SRC/hotcold_lib.cc"
+use OL ours.prof "$SRC/hotcold_lib.cc"
+if [ ! -s LL.hints ] && grep -q 'single alloc type cold' OL.hints; then
+	ok "the shared library gets a cold hint from our profile, none from llvm-profdata-19's"
+else
+	notok "shared library: ours '$(cat OL.hints)', llvm's '$(cat LL.hints)'"
+fi
+
+# Raw profiles of clang 14 (v1), which llvm-profdata-19 rejects, export too.
+FX=$ROOT/tests/fixtures
+if "$MD" merge --format=llvm --no-progress -o v1.prof --binary="$FX/basic.clang14" \
+	--binary="$FX/libfixture-clang14.so" "$FX/basic.clang14.v1.profraw" 2>err &&
+   [ "$(od -A n -t x1 -N 8 v1.prof | tr -d ' \n')" = ff6c70726f666981 ]; then
+	ok "a clang 14 (raw v1) profile exports"
+else
+	notok "raw v1 export: $(cat err)"
+fi
+# Our indexed format 9 has no function start lines: a clear refusal.
+"$MD" merge --no-progress -o idx.memprof --binary=hc $one 2>/dev/null
+"$MD" merge --format=llvm --no-progress -o x.prof idx.memprof 2>err
+rc=$?
+if [ $rc -eq 1 ] && grep -q "idx.memprof': an indexed profile of format 9 keeps no function start lines" err &&
+   [ ! -e x.prof ]; then
+	ok "an indexed input is refused with a message saying to merge the raw profiles"
+else
+	notok "indexed input to --format=llvm: status $rc: $(cat err)"
+fi

@@ -1,0 +1,163 @@
+/*
+ * test_export - the LLVM export's parts that the compiler does not judge
+ * in tests/cli/test_llvm_export.sh: GUIDs (MD5 values from Python's
+ * hashlib), canonical names, the file's fixed layout, folding and the
+ * independence of the bytes from the order contexts come in.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export/export.h"
+
+START_TEST(guids_are_md5_of_the_canonical_name)
+{
+	/* hashlib.md5(name).digest()[:8], little-endian. */
+	ck_assert_uint_eq(exp_llvm_guid("main"), 0xdb956436e78dd5faULL);
+	ck_assert_uint_eq(exp_llvm_guid("_Z10scalar_newv"), 0x1c767630fbf125a0ULL);
+	ck_assert_uint_eq(exp_llvm_guid("foo"), 0x5cf8c24cdb18bdacULL);
+	ck_assert_uint_eq(exp_llvm_guid("foo.llvm.123"), exp_llvm_guid("foo"));
+	ck_assert_uint_eq(exp_llvm_guid("foo.part.2"), exp_llvm_guid("foo"));
+}
+END_TEST
+
+START_TEST(canonical_names)
+{
+	static const struct { const char *name; size_t len; } cases[] = {
+		{ "foo", 3 },
+		{ "foo.llvm.123", 3 },
+		{ "foo.part.7", 3 },
+		{ "foo.__uniq.1234", 15 },		/* kept */
+		{ "foo.__uniq.12.llvm.9", 13 },		/* .llvm. only */
+		{ "foo.llvm.1.cold", 15 },		/* a '.' follows */
+		{ "foo.part.1.llvm.2", 3 },		/* both, last first */
+		{ ".llvm.", 0 },
+		{ "", 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ck_assert_msg(exp_llvm_canonical_len(cases[i].name) == cases[i].len,
+			      "%s: %zu, want %zu", cases[i].name,
+			      exp_llvm_canonical_len(cases[i].name), cases[i].len);
+}
+END_TEST
+
+#define FR(fn, l, c, s, fl) { .function = fn, .file = "/src/a.cc", .line = l, \
+			      .column = c, .start_line = s, .flags = fl }
+
+static const struct mp_frame ctx_a[] = {
+	FR("_Z4leafv", 12, 5, 10, MP_FRAME_INLINED),
+	FR("_Z3midv", 22, 7, 20, 0),
+	FR("main", 31, 3, 30, 0),
+};
+static const struct mp_frame ctx_b[] = {
+	/* Its first PC is the runtime's (dropped), its second has no DWARF
+	 * name (dropped too). */
+	{ .function = "malloc", .file = "/x/compiler-rt/lib/memprof/m.cpp" },
+	{ .function = "_Znwm" },
+	FR("_Z3midv", 23, 7, 20, 0),
+	FR("main", 32, 3, 30, 0),
+};
+
+static char *write_profile(int order, unsigned header, size_t *len)
+{
+	struct exp_llvm_opts o = { header, false };
+	struct exp_llvm x;
+	struct mp_err err = { 0 };
+	struct mp_mib m;
+	char *buf = NULL;
+	FILE *fp = open_memstream(&buf, len);
+
+	memset(&m, 0, sizeof(m));
+	m.v[MIB_AllocCount] = 2;
+	m.v[MIB_TotalSize] = 64;
+	exp_llvm_init(&x);
+	for (int i = 0; i < 3; i++) {
+		int which = order ? 2 - i : i;
+
+		if (which == 1)
+			ck_assert_int_eq(exp_llvm_add(&x, ctx_b, 4, &m, &err), MP_OK);
+		else
+			ck_assert_int_eq(exp_llvm_add(&x, ctx_a, 3, &m, &err), MP_OK);
+	}
+	/* ctx_a twice: folded; ctx_b on its own, its first two PCs gone. */
+	ck_assert_uint_eq(x.nctxs, 2);
+	ck_assert_uint_eq(x.dropped_contexts, 0);
+	ck_assert_int_eq(exp_llvm_write(&x, &o, fp, &err), MP_OK);
+	fclose(fp);
+	exp_llvm_release(&x);
+	return buf;
+}
+
+static uint64_t le64(const char *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | (unsigned char)p[i];
+	return v;
+}
+
+START_TEST(layout_and_determinism)
+{
+	size_t n1, n2, n3;
+	char *a = write_profile(0, 8, &n1);
+	char *b = write_profile(1, 8, &n2);
+	char *c = write_profile(0, 12, &n3);
+
+	ck_assert_uint_eq(n1, n2);
+	ck_assert(memcmp(a, b, n1) == 0);	/* any order, same bytes */
+	ck_assert(memcmp(a, "\xff\x6c\x70\x72\x6f\x66\x69\x81", 8) == 0);
+	ck_assert_uint_eq(le64(a + 8), 8 | 1ULL << 62);
+	ck_assert_uint_eq(le64(c + 8), 12 | 1ULL << 62);
+	/* Header 48 bytes, summary 448, then the counters' empty table. */
+	ck_assert_uint_eq(le64(a + 32), 48 + 448);
+	ck_assert_uint_eq(le64(a + 40), 48 + 448 + 24);
+	ck_assert_uint_eq(le64(c + 32), 72 + 448);
+	ck_assert_uint_eq(le64(a + 48), 6);		/* summary fields */
+	ck_assert_uint_eq(le64(a + 48 + 16 + 48), 10000);	/* first cutoff */
+	/* MemProf version 3 and the hot/cold schema. */
+	ck_assert_uint_eq(le64(a + 520), 3);
+	ck_assert_uint_eq(le64(a + 520 + 32), 4);
+	ck_assert_uint_eq(le64(a + 520 + 40), 1);
+	ck_assert_uint_eq(le64(a + 520 + 64), 23);
+	/* Version 12 ends with the binary ids' and vtable names' zeros. */
+	ck_assert_uint_eq(le64(c + 48), n3 - 16);
+	ck_assert_uint_eq(le64(c + 64), n3 - 8);
+	free(a);
+	free(b);
+	free(c);
+}
+END_TEST
+
+START_TEST(bad_header_version)
+{
+	struct exp_llvm_opts o = { 10, false };
+	struct exp_llvm x;
+	struct mp_err err = { 0 };
+
+	exp_llvm_init(&x);
+	ck_assert_int_eq(exp_llvm_write(&x, &o, stdout, &err), MP_E_INVALID);
+	ck_assert_ptr_nonnull(strstr(err.detail, "8 or 12"));
+	exp_llvm_release(&x);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("export");
+	TCase *tc = tcase_create("llvm");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, guids_are_md5_of_the_canonical_name);
+	tcase_add_test(tc, canonical_names);
+	tcase_add_test(tc, layout_and_determinism);
+	tcase_add_test(tc, bad_header_version);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
