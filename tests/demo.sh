@@ -68,5 +68,19 @@ heading "How much two profiles agree, metric by metric" \
 	"memprof-data overlap $OUT/base.memprof $OUT/grow10.memprof"
 run overlap "$OUT/base.memprof" "$OUT/grow10.memprof" | sed '/^functions:/,$d'
 
+heading "Feed the compiler: LLVM's indexed profile, then clang building with it" \
+	"memprof-data merge --format=llvm -o $OUT/cxx.memprofdata --binary=$F/cxx.pie $F/cxx.v4.profraw"
+run merge --format=llvm --no-progress -o "$OUT/cxx.memprofdata" --binary=$F/cxx.pie \
+	$F/cxx.v4.profraw 2>/dev/null
+ls -l "$OUT/cxx.memprofdata" | awk '{ print $5 " bytes, LLVM indexed profile version 8 with MemProf" }'
+cmd="clang++-19 -g -O2 -fmemory-profile-use=$OUT/cxx.memprofdata -mllvm -memprof-report-hinted-sizes -c $F/src/cxx.cc -o $OUT/cxx.o"
+printf '$ %s\n\n' "$cmd"
+if command -v clang++-19 >/dev/null 2>&1; then
+	$cmd 2>&1 | grep "^Total size" || true
+	echo "(one line per allocation the compiler hinted; make check compares them with llvm-profdata-19's)"
+else
+	echo "(clang++-19 is not installed: apt-get install clang-19 to run it; make check does)"
+fi
+
 printf '\n==== The files are in %s.\n' "$OUT"
 printf '==== man -l man/memprof-data.1 (and memprof-data-show.1, -merge.1, -diff.1) for every option and field.\n'

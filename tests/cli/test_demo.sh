@@ -24,10 +24,12 @@ esac
 n=0
 for want in "==== 2. Merge" "==== 3. The merged profile" "inputs_merged: 4" \
 	    "==== 4. Profiles of two runs" "CROSSED by the whole profile" \
-	    "(exit status 3" "==== 5. How much" "overlap: AllocCount"; do
+	    "(exit status 3" "==== 5. How much" "overlap: AllocCount" \
+	    "==== 6. Feed the compiler" "LLVM indexed profile version 8" \
+	    "Total size for allocation with location hash"; do
 	grep -qF -- "$want" "$tmp/out" || { notok "demo output lacks '$want'"; n=$((n + 1)); }
 done
-[ $n -eq 0 ] && ok "the demo shows the merge, the diff with its gate and the overlap"
+[ $n -eq 0 ] && ok "the demo shows the merge, the diff with its gate, the overlap and the LLVM export with clang's hints"
 # Frames of the fixtures' binaries (basic.*, libfixture*, shift) are all
 # symbolized: no "<their build id>+0x..." in the output.
 bids=$(for b in tests/fixtures/basic.pie tests/fixtures/libfixture.so \
