@@ -31,6 +31,11 @@ char *mp_frame_string(const struct mp_frame *f, const char *name)
 	}
 	if (!name)
 		name = f->function ? f->function : "??";
+	if (f->flags & MP_FRAME_GUID) {
+		n = asprintf(&out, "%s +%u:%u%s", name, f->line, f->column,
+			     mp_frame_inlined(f) ? " (inlined)" : "");
+		return n < 0 ? NULL : out;
+	}
 	n = asprintf(&out, "%s %s:%u:%u%s%.0u%s%s", name,
 		     f->file ? f->file : "??", f->line, f->column,
 		     f->discriminator ? " [discriminator " : "",

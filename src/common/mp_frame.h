@@ -31,6 +31,8 @@ enum {
 	MP_FRAME_ADDRESS = 2,	/* address holds the PC (raw inputs) */
 	MP_FRAME_UNMAPPED = 4,	/* the PC lies in no segment of its profile */
 	MP_FRAME_RUNTIME = 8,	/* the allocation runtime's own frame */
+	MP_FRAME_GUID = 16,	/* LLVM's: function is "guid:HEX" (no name
+				 * known), line an offset from its first line */
 };
 
 struct mp_frame {
@@ -76,7 +78,8 @@ static inline uint64_t mp_frame_where(const struct mp_frame *f)
  * (inlined)]", NAME being NAME if not NULL (a demangled name) or the
  * linkage name, "??" for what is unknown.  Unsymbolized:
  * "BUILDID+0xOFFSET", "0xADDRESS" for a raw frame without a build id, or
- * "?+0xOFFSET" for an indexed one without.
+ * "?+0xOFFSET" for an indexed one without.  A frame of LLVM's format
+ * (MP_FRAME_GUID) is "guid:HEX +LINE:COLUMN[ (inlined)]".
  */
 char *mp_frame_string(const struct mp_frame *f, const char *name);
 

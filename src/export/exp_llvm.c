@@ -29,14 +29,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "llvm/llvm.h"
 #include "profile/view.h"
 #include "symbolize/sym.h"
 
-#define LLVM_MAGIC 0x8169666f72706cffULL	/* ff 6c 70 72 6f 66 69 81 on disk */
-#define LLVM_VARIANT_MEMPROF (1ULL << 62)
-#define MEMPROF_VERSION 3
-#define FRAME_SIZE 17
-#define TAG_HISTOGRAM 27
 
 struct exp_llvm_frame {
 	uint64_t guid;
@@ -385,7 +381,7 @@ static void put_mib(struct out *o, const struct mp_mib *m, const int *schema,
 	for (size_t i = 0; i < n; i++) {
 		int f = mib_field_by_tag((unsigned)schema[i]);
 
-		if (schema[i] == TAG_HISTOGRAM) {
+		if (schema[i] == LLVM_TAG_HISTOGRAM) {
 			put64(o, 0);	/* a pointer in LLVM's struct */
 		} else if (mib_fields[f].width == 8) {
 			put64(o, m->v[f]);
@@ -509,7 +505,7 @@ static void write_records(struct out *o, const struct exp_llvm *x,
 	for (size_t i = 0; i < nschema; i++) {
 		int f = mib_field_by_tag((unsigned)schema[i]);
 
-		mib_size += schema[i] == TAG_HISTOGRAM ? 8 : mib_fields[f].width;
+		mib_size += schema[i] == LLVM_TAG_HISTOGRAM ? 8 : mib_fields[f].width;
 	}
 	starts = malloc((nrec + 1) * sizeof(*starts));
 	bucket_off = calloc(nbuckets, sizeof(*bucket_off));
@@ -576,9 +572,9 @@ enum mp_errcode exp_llvm_write(struct exp_llvm *x,
 		800000, 900000, 950000, 990000, 999000, 999900, 999990, 999999,
 	};
 	unsigned hv = opts && opts->header_version ? opts->header_version : 8;
-	int full[TAG_HISTOGRAM];
+	int full[LLVM_TAG_HISTOGRAM];
 	const int *schema = hot_cold;
-	size_t nschema = 4, nrec = 0, hdr_size = hv == 8 ? 48 : 72;
+	size_t nschema = 4, nrec = 0, hdr_size = llvm_header_size(hv);
 	struct out o = { 0 };
 	uint32_t *order = NULL;
 	struct rec_ent *recs = NULL;
@@ -591,10 +587,10 @@ enum mp_errcode exp_llvm_write(struct exp_llvm *x,
 			       "LLVM indexed profile header version %u (8 or 12)",
 			       hv);
 	if (opts && opts->full_schema) {
-		for (int i = 0; i < TAG_HISTOGRAM; i++)
+		for (int i = 0; i < LLVM_TAG_HISTOGRAM; i++)
 			full[i] = i + 1;
 		schema = full;
-		nschema = TAG_HISTOGRAM;
+		nschema = LLVM_TAG_HISTOGRAM;
 	}
 	/* Frames and call stacks numbered by their contents. */
 	order = malloc((x->nframes + x->nstacks + 1) * sizeof(*order));
@@ -650,7 +646,7 @@ enum mp_errcode exp_llvm_write(struct exp_llvm *x,
 	put64(&o, 0);
 
 	memprof_off = o.n;
-	put64(&o, MEMPROF_VERSION);
+	put64(&o, LLVM_MEMPROF_VERSION);
 	mp_hdr = o.n;
 	put64(&o, 0);
 	put64(&o, 0);
@@ -660,11 +656,11 @@ enum mp_errcode exp_llvm_write(struct exp_llvm *x,
 		put64(&o, (uint64_t)schema[i]);
 	/* Frames in output order, 17 bytes each, at their linear ids. */
 	{
-		unsigned char *base = put(&o, x->nframes * FRAME_SIZE);
+		unsigned char *base = put(&o, x->nframes * LLVM_FRAME_SIZE);
 
 		for (size_t i = 0; base && i < x->nframes; i++) {
 			const struct exp_llvm_frame *f = &x->frames[i];
-			unsigned char *p = base + (size_t)f->out * FRAME_SIZE;
+			unsigned char *p = base + (size_t)f->out * LLVM_FRAME_SIZE;
 
 			mp_put_le64(p, f->guid);
 			mp_put_le32(p + 8, f->line_offset);
@@ -685,12 +681,12 @@ enum mp_errcode exp_llvm_write(struct exp_llvm *x,
 	patch64(&o, mp_hdr, cs_off);
 	patch64(&o, mp_hdr + 8, payload);
 	patch64(&o, mp_hdr + 16, table);
-	patch64(&o, 32, hash_off);
-	patch64(&o, 40, memprof_off);
+	patch64(&o, LLVM_HDR_HASH_OFFSET, hash_off);
+	patch64(&o, LLVM_HDR_MEMPROF_OFFSET, memprof_off);
 	if (hv == 12) {
-		patch64(&o, 48, o.n);	/* binary ids: none */
+		patch64(&o, LLVM_HDR_BINARY_ID_OFFSET, o.n);	/* no binary ids */
 		put64(&o, 0);
-		patch64(&o, 64, o.n);	/* vtable names: none */
+		patch64(&o, LLVM_HDR_VTABLE_NAMES_OFFSET, o.n); /* none */
 		put64(&o, 0);
 	}
 	if (o.oom)

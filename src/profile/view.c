@@ -1,9 +1,12 @@
 #include "view.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/mp_file.h"
+#include "llvm/llvm.h"
 
 void view_init(struct view *v)
 {
@@ -243,6 +246,80 @@ static enum mp_errcode add_indexed(struct view *v, const char *path,
 	return MP_OK;
 }
 
+/* The contexts of an LLVM indexed profile, frames and all. */
+struct llvm_add {
+	struct view *v;
+	uint32_t input;
+};
+
+static enum mp_errcode add_llvm_context(void *arg, const struct llvm_context *lc,
+					struct mp_err *err)
+{
+	struct llvm_add *a = arg;
+	struct view *v = a->v;
+	struct view_context *c;
+
+	if (!MP_GROW(v->contexts, v->alloc_contexts, v->ncontexts + 1))
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	c = &v->contexts[v->ncontexts];
+	memset(c, 0, sizeof(*c));
+	c->id = v->ncontexts;
+	c->input = a->input;
+	c->mib = lc->mib;
+	c->frames = mp_arena_alloc(&v->arena, (size_t)lc->n * sizeof(*c->frames) + 1);
+	if (!c->frames)
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	for (uint32_t k = 0; k < lc->n; k++) {
+		struct mp_frame *f = &c->frames[k];
+		char name[32];
+
+		snprintf(name, sizeof(name), "guid:%016" PRIx64, lc->frames[k].guid);
+		f->function = mp_arena_strdup(&v->arena, name);
+		if (!f->function)
+			return mp_fail(err, MP_E_NOMEM, NULL);
+		f->line = lc->frames[k].line_offset;
+		f->column = lc->frames[k].column;
+		f->flags = MP_FRAME_GUID |
+			   (lc->frames[k].inlined ? MP_FRAME_INLINED : 0);
+	}
+	c->nframes = lc->n;
+	v->ncontexts++;
+	return MP_OK;
+}
+
+static enum mp_errcode add_llvm(struct view *v, const char *path,
+				struct mp_buf *buf, struct mp_err *err)
+{
+	struct llvm_add a = { v, (uint32_t)v->ninputs };
+	struct llvm_file *f;
+	struct view_input *vi;
+	size_t before = v->ncontexts;
+	enum mp_errcode rc;
+
+	/* The file's bytes must live as long as the view. */
+	if (!MP_GROW(v->bufs, v->alloc_bufs, v->nbufs + 1)) {
+		mp_buf_release(buf);
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	}
+	v->bufs[v->nbufs++] = *buf;
+	f = mp_arena_alloc(&v->arena, sizeof(*f));
+	if (!f)
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	if ((rc = llvm_open(f, buf->data, buf->size, err)))
+		return rc;
+	vi = new_input(v, path);
+	if (!vi)
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	vi->kind = "llvm";
+	vi->version = vi->min_version = f->version;
+	vi->nprofiles = 1;
+	vi->compressed = buf->was_compressed;
+	if ((rc = llvm_foreach_context(f, add_llvm_context, &a, err)))
+		return rc;
+	vi->ncontexts = v->ncontexts - before;
+	return MP_OK;
+}
+
 enum mp_errcode view_add_file(struct view *v, const char *path,
 			      const char *function, struct mp_err *err)
 {
@@ -255,6 +332,14 @@ enum mp_errcode view_add_file(struct view *v, const char *path,
 		return rc;
 	if (idx_is_indexed(buf.data, buf.size))
 		return add_indexed(v, path, &buf, function, err);
+	if (llvm_is_llvm(buf.data, buf.size)) {
+		if (function) {
+			mp_buf_release(&buf);
+			return mp_fail(err, MP_E_INVALID, "--function needs an "
+				       "indexed profile of ours; this is LLVM's");
+		}
+		return add_llvm(v, path, &buf, err);
+	}
 	if (function) {
 		mp_buf_release(&buf);
 		return mp_fail(err, MP_E_INVALID,

@@ -40,7 +40,7 @@
 
 struct view_input {
 	const char *path;
-	const char *kind;	/* "raw" or "indexed" */
+	const char *kind;	/* "raw", "indexed" or "llvm" */
 	uint32_t version;	/* highest version among its profiles */
 	uint32_t min_version;
 	uint32_t nprofiles;

@@ -19,11 +19,11 @@ allowed() {
 	case $1 in
 	common) echo "" ;;
 	hashtable) echo "common" ;;
-	raw|indexed) echo "common hashtable" ;;
+	raw|indexed|llvm) echo "common hashtable" ;;
 	symbolize) echo "common hashtable raw" ;;
-	merge|profile) echo "common hashtable raw indexed symbolize" ;;
-	export) echo "common hashtable raw indexed symbolize profile" ;;
-	cli) echo "common hashtable raw indexed symbolize merge profile export" ;;
+	merge|profile) echo "common hashtable raw indexed llvm symbolize" ;;
+	export) echo "common hashtable raw indexed llvm symbolize profile" ;;
+	cli) echo "common hashtable raw indexed llvm symbolize merge profile export" ;;
 	esac
 }
 

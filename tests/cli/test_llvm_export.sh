@@ -121,6 +121,55 @@ else
 	notok "shared library: ours '$(cat OL.hints)', llvm's '$(cat LL.hints)'"
 fi
 
+# show reads LLVM's files, ours and llvm-profdata-19's (MemProf version 3):
+# the same contexts, by leaf frame and MIB, and the same totals.
+llvm-profdata-19 merge --memprof-version=3 --profiled-binary hc $one -o llvm3.prof 2>/dev/null
+"$MD" merge --format=llvm --no-progress -o ours.prof --binary=hc $one 2>/dev/null
+if "$MD" show --format=json ours.prof >ours.json 2>err &&
+   "$MD" show --format=json llvm3.prof >llvm.json 2>>err &&
+   python3 - ours.json llvm.json <<'PY' 2>>err
+import json, sys
+def key(path):
+    d = json.load(open(path))
+    ctx = sorted((c["frames"][0]["function"], c["frames"][0]["line"],
+                  c["frames"][0]["column"], c["mib"]["AllocCount"],
+                  c["mib"]["TotalSize"], c["mib"]["TotalLifetime"])
+                 for c in d["contexts"])
+    return ctx, {k: v for k, v in d["summary"].items()}
+a, b = key(sys.argv[1]), key(sys.argv[2])
+assert a == b, (a, b)
+assert a[1]["contexts"] >= 3, a
+PY
+then
+	ok "show lists the same contexts and totals from our LLVM file and llvm-profdata-19's"
+else
+	notok "show of LLVM files: $(tail -c 400 err)"
+fi
+# overlap and diff read LLVM files too: one run's against eight runs'.
+# shellcheck disable=SC2086
+"$MD" merge --format=llvm --no-progress -o ours8.prof --binary=hc $eight 2>/dev/null
+if "$MD" overlap --format=json ours.prof ours8.prof >ov.json 2>err &&
+   python3 -c 'import json,sys; o = json.load(open(sys.argv[1]))["overlap"]; assert o["AllocCount"] == 1, o' ov.json 2>>err; then
+	ok "overlap of one run's LLVM file and eight runs': AllocCount shares agree (1.0)"
+else
+	notok "overlap of LLVM files: $(cat err)"
+fi
+"$MD" diff --fail-if=AllocCount:+100% ours.prof ours8.prof >/dev/null 2>err
+rc=$?
+if [ $rc -eq 3 ]; then
+	ok "diff of LLVM files gates: eight runs' AllocCount crosses +100%"
+else
+	notok "diff of LLVM files: status $rc: $(cat err)"
+fi
+# llvm-profdata-19's default MemProf version 0: refused, saying how to read.
+"$MD" show llvm.prof >/dev/null 2>err
+rc=$?
+if [ $rc -eq 1 ] && grep -q "llvm.prof': MemProf version 0 (read: 3" err; then
+	ok "a MemProf version 0 file is refused with its version and the way out"
+else
+	notok "MemProf v0: status $rc: $(cat err)"
+fi
+
 # Raw profiles of clang 14 (v1), which llvm-profdata-19 rejects, export too.
 FX=$ROOT/tests/fixtures
 if "$MD" merge --format=llvm --no-progress -o v1.prof --binary="$FX/basic.clang14" \

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "export/export.h"
+#include "llvm/llvm.h"
 
 START_TEST(guids_are_md5_of_the_canonical_name)
 {
@@ -130,6 +131,69 @@ START_TEST(layout_and_determinism)
 }
 END_TEST
 
+static enum mp_errcode count_ctx(void *arg, const struct llvm_context *c,
+				  struct mp_err *err)
+{
+	(void)err;
+	ck_assert_uint_ge(c->n, 1);
+	*(size_t *)arg += c->mib.v[MIB_AllocCount];
+	return MP_OK;
+}
+
+/* What we write, our reader reads back: the contexts and their MIBs. */
+START_TEST(read_back)
+{
+	size_t n, allocs = 0;
+	char *a = write_profile(0, 12, &n);
+	struct mp_err err = { 0 };
+	struct llvm_file f;
+
+	ck_assert_int_eq(llvm_open(&f, a, n, &err), MP_OK);
+	ck_assert_uint_eq(f.version, 12);
+	ck_assert_uint_eq(f.ncontexts, 2);
+	ck_assert_int_eq(llvm_foreach_context(&f, count_ctx, &allocs, &err), MP_OK);
+	ck_assert_uint_eq(allocs, 6);
+	free(a);
+}
+END_TEST
+
+/* Every truncation is refused; every single-byte change is refused or
+ * read cleanly (ASan and UBSan watch under make check-asan). */
+START_TEST(truncation_and_mutation_sweeps)
+{
+	size_t n, accepted = 0;
+	char *a = write_profile(0, 8, &n);
+	struct mp_err err = { 0 };
+	struct llvm_file f;
+
+	for (size_t len = 0; len < n; len++) {
+		char *cut = malloc(len + 1);
+
+		memcpy(cut, a, len);
+		ck_assert_msg(llvm_open(&f, cut, len, &err) != MP_OK,
+			      "%zu of %zu bytes accepted", len, n);
+		free(cut);
+	}
+	for (size_t i = 0; i < n; i++)
+		for (int bit = 0; bit < 8; bit += 3) {
+			char *m = malloc(n);
+			size_t allocs = 0;
+
+			memcpy(m, a, n);
+			m[i] ^= (char)(1 << bit);
+			if (llvm_open(&f, m, n, &err) == MP_OK) {
+				accepted++;
+				ck_assert_int_eq(llvm_foreach_context(&f, count_ctx,
+								      &allocs, &err),
+						 MP_OK);
+			}
+			free(m);
+		}
+	ck_assert_uint_gt(accepted, 0);	/* MIB values, say, are free */
+	free(a);
+}
+END_TEST
+
 START_TEST(bad_header_version)
 {
 	struct exp_llvm_opts o = { 10, false };
@@ -154,6 +218,8 @@ int main(void)
 	tcase_add_test(tc, canonical_names);
 	tcase_add_test(tc, layout_and_determinism);
 	tcase_add_test(tc, bad_header_version);
+	tcase_add_test(tc, read_back);
+	tcase_add_test(tc, truncation_and_mutation_sweeps);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -1,0 +1,116 @@
+/*
+ * llvm.h - LLVM's indexed profile with a MemProf section: the format's
+ * facts, shared with the writer (src/export/exp_llvm.c), and a reader.
+ *
+ * llvm-profdata-19 writes these files but cannot show them (its `show
+ * --memory` reads raw profiles only, and merging an indexed one drops its
+ * MemProf data); this reader lets show, overlap and diff read them,
+ * written by us or by llvm-profdata.  Every offset, count and length is
+ * checked against the file before it is followed; LLVM's own reader
+ * trusts its input.
+ *
+ *	struct llvm_file f;
+ *	if (llvm_open(&f, data, size, &err))	// DATA must outlive F
+ *		return err.code;
+ *	rc = llvm_foreach_context(&f, fn, arg, &err);
+ *
+ * A context is an allocation site: its call stack (frames leaf first) and
+ * its MIB.  LLVM files list each under the record of every function from
+ * the leaf to the first frame that is not inlined; llvm_foreach_context
+ * gives each once, from its leaf function's record.  Frames are LLVM's:
+ * a function GUID, a line offset from the function's first line, a
+ * column and an inline flag; no names.
+ *
+ * Header versions 8 to 12 are read, MemProf version 3 (what clang 19
+ * reads and our writer writes).  Not thread-safe per file; files are
+ * independent.  Never prints.
+ */
+#ifndef LLVM_H
+#define LLVM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/mp_err.h"
+#include "common/mp_mib.h"
+
+#define LLVM_MAGIC 0x8169666f72706cffULL	/* ff 6c 70 72 6f 66 69 81 */
+#define LLVM_VARIANT_MEMPROF (1ULL << 62)
+#define LLVM_VERSION_MASK 0xffffffffULL
+#define LLVM_MEMPROF_VERSION 3
+#define LLVM_FRAME_SIZE 17	/* u64 GUID, u32 line offset, u32 column, u8 */
+#define LLVM_TAG_HISTOGRAM 27	/* the last MIB schema tag */
+#define LLVM_SUMMARY_SIZE 448	/* 6 fields and 16 cutoff entries */
+
+/* Header fields (u64) by offset; version 8 stops after MemProfOffset. */
+#define LLVM_HDR_MAGIC 0
+#define LLVM_HDR_VERSION 8
+#define LLVM_HDR_HASH_TYPE 24
+#define LLVM_HDR_HASH_OFFSET 32
+#define LLVM_HDR_MEMPROF_OFFSET 40
+#define LLVM_HDR_BINARY_ID_OFFSET 48		/* version 9 and later */
+#define LLVM_HDR_TEMPORAL_OFFSET 56		/* version 10 and later */
+#define LLVM_HDR_VTABLE_NAMES_OFFSET 64		/* version 12 */
+
+/* The size of the header of VERSION (8..12). */
+static inline size_t llvm_header_size(unsigned version)
+{
+	return version >= 12 ? 72 : version >= 10 ? 64 : version >= 9 ? 56 : 48;
+}
+
+struct llvm_frame {
+	uint64_t guid;
+	uint32_t line_offset, column;
+	bool inlined;
+};
+
+struct llvm_file {
+	const unsigned char *data;
+	size_t size;
+	unsigned version;		/* the header's, 8..12 */
+	unsigned memprof_version;
+	uint8_t schema[LLVM_TAG_HISTOGRAM];	/* tags, in stored order */
+	size_t nschema, mib_size;
+	size_t frames, nframes;		/* the frame array */
+	size_t stacks, stacks_end;	/* the call stacks' array */
+	size_t table;			/* the records' bucket array */
+	uint64_t nbuckets, nrecords;
+	uint64_t ncontexts;		/* alloc sites under their leaf */
+};
+
+/* Does DATA start with LLVM's indexed profile magic? */
+bool llvm_is_llvm(const void *data, size_t size);
+
+/*
+ * Check the SIZE bytes at DATA whole: header, MemProf section, schema,
+ * frames, every call stack, every record and hash-table bucket.  Fails
+ * with MP_E_BAD_VERSION (a header version out of 8..12, no MemProf data,
+ * a MemProf version other than 3), MP_E_TRUNCATED or MP_E_CORRUPT, each
+ * with the offset and the reason.
+ */
+enum mp_errcode llvm_open(struct llvm_file *f, const void *data, size_t size,
+			  struct mp_err *err);
+
+/* One allocation context, as llvm_foreach_context hands it over. */
+struct llvm_context {
+	uint64_t function;		/* its record's GUID: the leaf's */
+	const struct llvm_frame *frames;	/* n frames, leaf first; valid
+						 * during the call only */
+	uint32_t n;
+	struct mp_mib mib;		/* the schema's fields, others 0 */
+};
+
+typedef enum mp_errcode (*llvm_context_fn)(void *arg,
+					   const struct llvm_context *c,
+					   struct mp_err *err);
+
+/*
+ * Call FN for every context of F (opened), records in file order; FN's
+ * error stops the walk and is returned.  MP_E_NOMEM otherwise.
+ */
+enum mp_errcode llvm_foreach_context(const struct llvm_file *f,
+				     llvm_context_fn fn, void *arg,
+				     struct mp_err *err);
+
+#endif /* LLVM_H */
