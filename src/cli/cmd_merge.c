@@ -25,7 +25,7 @@ const struct cli_command cli_cmd_merge = {
 		    "[--failure-mode=any|all|warn] [--strict] "
 		    "[--keep-runtime] [--alloc-function=GLOB]... [--no-progress] "
 		    "[--format=memprof|llvm] [--llvm-header=8|12] "
-		    "[--llvm-full-schema] INPUT...",
+		    "[--llvm-memprof-version=3|0] [--llvm-full-schema] INPUT...",
 };
 
 static void help(void)
@@ -61,6 +61,9 @@ static void help(void)
 	       "  --llvm-header=V  LLVM header version 8 (default, the RFC's) "
 	       "or 12\n"
 	       "                 (llvm-profdata-19's)\n"
+	       "  --llvm-memprof-version=V  MemProf section version 3 (default; "
+	       "clang 19 and\n"
+	       "                 later) or 0 (the RFC's; clang 19 only)\n"
 	       "  --llvm-full-schema  every MIB field, not only the hot/cold "
 	       "ones\n"
 	       "  -h, --help     this text\n"
@@ -290,7 +293,7 @@ int cmd_merge(int argc, char **argv)
 {
 	enum { OPT_WEIGHT = OPT__NEXT, OPT_INPUT_FILES, OPT_FAILURE_MODE,
 	       OPT_NO_PROGRESS, OPT_FORMAT, OPT_LLVM_HEADER,
-	       OPT_LLVM_FULL_SCHEMA };
+	       OPT_LLVM_FULL_SCHEMA, OPT_LLVM_MEMPROF_VERSION };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "weight", required_argument, NULL, OPT_WEIGHT },
@@ -301,6 +304,8 @@ int cmd_merge(int argc, char **argv)
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "llvm-header", required_argument, NULL, OPT_LLVM_HEADER },
 		{ "llvm-full-schema", no_argument, NULL, OPT_LLVM_FULL_SCHEMA },
+		{ "llvm-memprof-version", required_argument, NULL,
+		  OPT_LLVM_MEMPROF_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		CLI_SYM_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
@@ -313,7 +318,7 @@ int cmd_merge(int argc, char **argv)
 	struct cli_sym so = { 0 };
 	struct sym_ctx sym = { 0 };
 	struct merge m = { 0 };
-	struct exp_llvm_opts lo = { .header_version = 8 };
+	struct exp_llvm_opts lo = { .header_version = 8, .memprof_version = 3 };
 	bool llvm = false;
 	const char *out = NULL;
 	unsigned long long n;
@@ -392,6 +397,15 @@ int cmd_merge(int argc, char **argv)
 			break;
 		case OPT_LLVM_FULL_SCHEMA:
 			lo.full_schema = true;
+			break;
+		case OPT_LLVM_MEMPROF_VERSION:
+			if (strcmp(optarg, "0") && strcmp(optarg, "3")) {
+				cli_usage_error(&cli_cmd_merge,
+					"--llvm-memprof-version wants 0 or 3, not '%s'",
+					optarg);
+				goto out;
+			}
+			lo.memprof_version = (unsigned)atoi(optarg);
 			break;
 		case 'h':
 			help();

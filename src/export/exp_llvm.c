@@ -429,7 +429,7 @@ struct rec_ent {
 	uint64_t guid;
 	uint32_t kind;		/* 0: alloc site, 1: call site */
 	uint32_t pos;
-	uint32_t ctx;
+	uint32_t ctx;		/* alloc site: its context; call site: its stack */
 };
 
 static int by_rec_ent(const void *a, const void *b)
@@ -478,7 +478,8 @@ static enum mp_errcode gather_records(struct exp_llvm *x, struct rec_ent **out,
 	}
 	for (size_t i = 0; i < x->nsites; i++)
 		e[n++] = (struct rec_ent){ x->sites[i].guid, 1,
-					   x->stacks[x->sites[i].stack].pos, 0 };
+					   x->stacks[x->sites[i].stack].pos,
+					   x->sites[i].stack };
 	qsort(e, n, sizeof(*e), by_rec_ent);
 	*out = e;
 	*nout = n;
@@ -486,80 +487,261 @@ static enum mp_errcode gather_records(struct exp_llvm *x, struct rec_ent **out,
 }
 
 /*
- * The records and their on-disk chained hash table (LLVM's
- * OnDiskChainedHashTableGenerator layout): for each non-empty bucket, a
- * u16 item count and its items (u64 hash = GUID, u64 key length 8, u64
- * data length, u64 GUID, the record); zero padding to 8; the bucket
- * count, the item count and each bucket's offset (0: empty).
+ * An on-disk chained hash table as LLVM's OnDiskChainedHashTableGenerator
+ * lays it out: for each non-empty bucket, a u16 item count and its items
+ * (u64 hash, u64 key length 8, u64 data length, u64 key, the data); zero
+ * padding to 8; then the bucket count, the item count and each bucket's
+ * offset from the start of the file (0: empty).  In MemProf's tables the
+ * hash is the key.  The N items' keys come from KEY; EMIT writes item I's
+ * data and returns its length, which is patched in.  *PAYLOAD and *TABLE
+ * get the offsets of the items and of the bucket array.
  */
-static void write_records(struct out *o, const struct exp_llvm *x,
-			  const struct rec_ent *e, size_t n, const int *schema,
-			  size_t nschema, uint64_t *payload, uint64_t *table)
+struct table_items {
+	size_t n;
+	uint64_t (*key)(const void *ctx, size_t i);
+	void (*emit)(struct out *o, const void *ctx, size_t i);
+	const void *ctx;
+};
+
+static void write_table(struct out *o, const struct table_items *t,
+			uint64_t *payload, uint64_t *table)
 {
-	size_t nrec = 0, nbuckets = 1, mib_size = 0, *starts, *bucket_off;
+	size_t nbuckets = 1, *next, *head;
+	uint64_t *bucket_off;
 
-	for (size_t i = 0; i < n; i++)
-		nrec += i == 0 || e[i].guid != e[i - 1].guid;
-	while (nbuckets * 3 < nrec * 4)
+	while (nbuckets * 3 < t->n * 4)
 		nbuckets *= 2;
-	for (size_t i = 0; i < nschema; i++) {
-		int f = mib_field_by_tag((unsigned)schema[i]);
-
-		mib_size += schema[i] == LLVM_TAG_HISTOGRAM ? 8 : mib_fields[f].width;
-	}
-	starts = malloc((nrec + 1) * sizeof(*starts));
+	head = malloc(nbuckets * sizeof(*head));
+	next = malloc((t->n + 1) * sizeof(*next));
 	bucket_off = calloc(nbuckets, sizeof(*bucket_off));
-	if (!starts || !bucket_off) {
+	if (!head || !next || !bucket_off) {
 		o->oom = true;
 		goto out;
 	}
-	/* Record r is e[starts[r] .. starts[r + 1]). */
-	for (size_t i = 0, r = 0; i < n; i++)
-		if (i == 0 || e[i].guid != e[i - 1].guid)
-			starts[r++] = i;
-	starts[nrec] = n;
+	/* Chains in item order: a bucket lists its items as they come. */
+	for (size_t b = 0; b < nbuckets; b++)
+		head[b] = SIZE_MAX;
+	for (size_t i = t->n; i-- > 0;) {
+		size_t b = t->key(t->ctx, i) & (nbuckets - 1);
+
+		next[i] = head[b];
+		head[b] = i;
+	}
 	*payload = o->n;
 	for (size_t b = 0; b < nbuckets; b++) {
 		uint16_t count = 0;
 
-		for (size_t r = 0; r < nrec; r++)
-			count += (e[starts[r]].guid & (nbuckets - 1)) == b;
-		if (!count)
+		if (head[b] == SIZE_MAX)
 			continue;
+		for (size_t i = head[b]; i != SIZE_MAX; i = next[i])
+			count++;
 		bucket_off[b] = o->n;
 		put16(o, count);
-		for (size_t r = 0; r < nrec; r++) {
-			size_t i = starts[r], end = starts[r + 1], na = 0, ns;
+		for (size_t i = head[b]; i != SIZE_MAX; i = next[i]) {
+			uint64_t key = t->key(t->ctx, i);
+			size_t len_at, start;
 
-			if ((e[i].guid & (nbuckets - 1)) != b)
-				continue;
-			while (i + na < end && e[i + na].kind == 0)
-				na++;
-			ns = end - i - na;
-			put64(o, e[i].guid);		/* hash */
-			put64(o, 8);			/* key length */
-			put64(o, 8 + na * (4 + mib_size) + 8 + ns * 4);
-			put64(o, e[i].guid);		/* key */
-			put64(o, na);
-			for (size_t k = i; k < i + na; k++) {
-				put32(o, e[k].pos);
-				put_mib(o, &x->ctxs[e[k].ctx].mib, schema, nschema);
-			}
-			put64(o, ns);
-			for (size_t k = i + na; k < end; k++)
-				put32(o, e[k].pos);
+			put64(o, key);		/* hash */
+			put64(o, 8);		/* key length */
+			len_at = o->n;
+			put64(o, 0);		/* data length, patched */
+			put64(o, key);
+			start = o->n;
+			t->emit(o, t->ctx, i);
+			patch64(o, len_at, o->n - start);
 		}
 	}
-	while (o->n % 8)
+	while (o->n % 8 && !o->oom)
 		put(o, 1)[0] = 0;
 	*table = o->n;
 	put64(o, nbuckets);
-	put64(o, nrec);
+	put64(o, t->n);
 	for (size_t b = 0; b < nbuckets; b++)
 		put64(o, bucket_off[b]);
 out:
-	free(starts);
+	free(head);
+	free(next);
 	free(bucket_off);
+}
+
+/* The records: e[] sorted by GUID, kind and stack, split by GUID. */
+struct records {
+	const struct exp_llvm *x;
+	const struct rec_ent *e;
+	size_t *starts;		/* record r is e[starts[r] .. starts[r + 1]) */
+	const int *schema;
+	size_t nschema;
+	unsigned version;	/* 0 or 3 */
+};
+
+static uint64_t record_key(const void *ctx, size_t r)
+{
+	const struct records *R = ctx;
+
+	return R->e[R->starts[r]].guid;
+}
+
+/* A call stack as version 0 stores it: u64 count, u64 frame ids. */
+static void put_stack_v0(struct out *o, const struct exp_llvm *x,
+			 const struct exp_llvm_stack *s)
+{
+	put64(o, s->n);
+	for (uint32_t k = 0; k < s->n; k++)
+		put64(o, x->frames[x->stack_ids[s->first + k]].out);
+}
+
+/*
+ * One record: its alloc sites (version 3: the call stack's position;
+ * version 0: the stack itself) each with its MIB, then its call sites.
+ */
+static void emit_record(struct out *o, const void *ctx, size_t r)
+{
+	const struct records *R = ctx;
+	const struct exp_llvm *x = R->x;
+	size_t i = R->starts[r], end = R->starts[r + 1], na = 0;
+
+	while (i + na < end && R->e[i + na].kind == 0)
+		na++;
+	put64(o, na);
+	for (size_t k = i; k < i + na; k++) {
+		const struct exp_llvm_ctx *c = &x->ctxs[R->e[k].ctx];
+
+		if (R->version == 0)
+			put_stack_v0(o, x, &x->stacks[c->stack]);
+		else
+			put32(o, R->e[k].pos);
+		put_mib(o, &c->mib, R->schema, R->nschema);
+	}
+	put64(o, end - i - na);
+	for (size_t k = i + na; k < end; k++) {
+		if (R->version == 0)
+			put_stack_v0(o, x, &x->stacks[R->e[k].ctx]);
+		else
+			put32(o, R->e[k].pos);
+	}
+}
+
+static void write_records(struct out *o, const struct exp_llvm *x,
+			  const struct rec_ent *e, size_t n, const int *schema,
+			  size_t nschema, unsigned version, uint64_t *payload,
+			  uint64_t *table)
+{
+	struct records R = { x, e, NULL, schema, nschema, version };
+	struct table_items t = { 0, record_key, emit_record, &R };
+
+	R.starts = malloc((n + 2) * sizeof(*R.starts));
+	if (!R.starts) {
+		o->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (i == 0 || e[i].guid != e[i - 1].guid)
+			R.starts[t.n++] = i;
+	R.starts[t.n] = n;
+	write_table(o, &t, payload, table);
+	free(R.starts);
+}
+
+/* Version 0's frame table: frame id (its output index) -> its bytes. */
+struct frame_table {
+	const struct exp_llvm *x;
+	const uint32_t *by_out;		/* output index -> frame */
+};
+
+static uint64_t frame_key(const void *ctx, size_t i)
+{
+	(void)ctx;
+	return i;
+}
+
+static void put_frame(unsigned char *p, const struct exp_llvm_frame *f)
+{
+	mp_put_le64(p, f->guid);
+	mp_put_le32(p + 8, f->line_offset);
+	mp_put_le32(p + 12, f->column);
+	p[16] = f->inlined;
+}
+
+static void emit_frame(struct out *o, const void *ctx, size_t i)
+{
+	const struct frame_table *ft = ctx;
+	unsigned char *p = put(o, LLVM_FRAME_SIZE);
+
+	if (p)
+		put_frame(p, &ft->x->frames[ft->by_out[i]]);
+}
+
+/*
+ * MemProf version 3: u64 3, CallStackPayloadOffset, RecordPayloadOffset,
+ * RecordTableOffset; the schema; the frames at their linear ids; the call
+ * stacks (ORDER: stacks in output order); the records.
+ */
+static void write_memprof_v3(struct out *o, const struct exp_llvm *x,
+			     const struct rec_ent *recs, size_t nrec,
+			     const int *schema, size_t nschema,
+			     const uint32_t *order)
+{
+	uint64_t cs_off, payload = 0, table = 0;
+	size_t hdr;
+	unsigned char *base;
+
+	put64(o, LLVM_MEMPROF_VERSION);
+	hdr = o->n;
+	put64(o, 0);
+	put64(o, 0);
+	put64(o, 0);
+	put64(o, nschema);
+	for (size_t i = 0; i < nschema; i++)
+		put64(o, (uint64_t)schema[i]);
+	base = put(o, x->nframes * LLVM_FRAME_SIZE);
+	for (size_t i = 0; base && i < x->nframes; i++)
+		put_frame(base + (size_t)x->frames[i].out * LLVM_FRAME_SIZE,
+			  &x->frames[i]);
+	/* Call stacks: length, then frame ids leaf first. */
+	cs_off = o->n;
+	for (size_t i = 0; i < x->nstacks; i++) {
+		const struct exp_llvm_stack *s = &x->stacks[order[i]];
+
+		put32(o, s->n);
+		for (uint32_t k = 0; k < s->n; k++)
+			put32(o, x->frames[x->stack_ids[s->first + k]].out);
+	}
+	write_records(o, x, recs, nrec, schema, nschema, 3, &payload, &table);
+	patch64(o, hdr, cs_off);
+	patch64(o, hdr + 8, payload);
+	patch64(o, hdr + 16, table);
+}
+
+/*
+ * MemProf version 0, the RFC's layout (read by clang 19, not later): no
+ * version word; RecordTableOffset, FramePayloadOffset, FrameTableOffset;
+ * the full schema; the records, each alloc site and call site holding its
+ * frame ids; the frames in a table of their own keyed by frame id.
+ */
+static void write_memprof_v0(struct out *o, const struct exp_llvm *x,
+			     const struct rec_ent *recs, size_t nrec,
+			     const uint32_t *by_out)
+{
+	int full[LLVM_TAG_HISTOGRAM];
+	struct frame_table ft = { x, by_out };
+	struct table_items frames = { x->nframes, frame_key, emit_frame, &ft };
+	uint64_t payload = 0, rec_table = 0, fr_payload = 0, fr_table = 0;
+	size_t hdr = o->n;
+
+	for (int i = 0; i < LLVM_TAG_HISTOGRAM; i++)
+		full[i] = i + 1;
+	put64(o, 0);
+	put64(o, 0);
+	put64(o, 0);
+	put64(o, LLVM_TAG_HISTOGRAM);
+	for (int i = 0; i < LLVM_TAG_HISTOGRAM; i++)
+		put64(o, (uint64_t)full[i]);
+	write_records(o, x, recs, nrec, full, LLVM_TAG_HISTOGRAM, 0, &payload,
+		      &rec_table);
+	write_table(o, &frames, &fr_payload, &fr_table);
+	patch64(o, hdr, rec_table);
+	patch64(o, hdr + 8, fr_payload);
+	patch64(o, hdr + 16, fr_table);
 }
 
 enum mp_errcode exp_llvm_write(struct exp_llvm *x,
@@ -572,20 +754,24 @@ enum mp_errcode exp_llvm_write(struct exp_llvm *x,
 		800000, 900000, 950000, 990000, 999000, 999900, 999990, 999999,
 	};
 	unsigned hv = opts && opts->header_version ? opts->header_version : 8;
+	unsigned mv = opts ? opts->memprof_version : LLVM_MEMPROF_VERSION;
 	int full[LLVM_TAG_HISTOGRAM];
 	const int *schema = hot_cold;
 	size_t nschema = 4, nrec = 0, hdr_size = llvm_header_size(hv);
 	struct out o = { 0 };
 	uint32_t *order = NULL;
 	struct rec_ent *recs = NULL;
-	uint64_t hash_off, memprof_off, cs_off, payload = 0, table = 0;
-	size_t mp_hdr;
+	uint32_t *by_out = NULL;
+	uint64_t hash_off, memprof_off;
 	enum mp_errcode rc = MP_E_NOMEM;
 
 	if (hv != 8 && hv != 12)
 		return mp_fail(err, MP_E_INVALID,
 			       "LLVM indexed profile header version %u (8 or 12)",
 			       hv);
+	if (mv != 0 && mv != LLVM_MEMPROF_VERSION)
+		return mp_fail(err, MP_E_INVALID, "MemProf version %u (0 or 3)",
+			       mv);
 	if (opts && opts->full_schema) {
 		for (int i = 0; i < LLVM_TAG_HISTOGRAM; i++)
 			full[i] = i + 1;
@@ -599,8 +785,13 @@ enum mp_errcode exp_llvm_write(struct exp_llvm *x,
 	for (size_t i = 0; i < x->nframes; i++)
 		order[i] = (uint32_t)i;
 	qsort_r(order, x->nframes, sizeof(*order), by_frame, x->frames);
-	for (size_t i = 0; i < x->nframes; i++)
+	by_out = malloc((x->nframes + 1) * sizeof(*by_out));
+	if (!by_out)
+		goto fail;
+	for (size_t i = 0; i < x->nframes; i++) {
 		x->frames[order[i]].out = (uint32_t)i;
+		by_out[i] = order[i];
+	}
 	for (size_t i = 0; i < x->nstacks; i++)
 		order[i] = (uint32_t)i;
 	qsort_r(order, x->nstacks, sizeof(*order), by_stack, x);
@@ -646,41 +837,10 @@ enum mp_errcode exp_llvm_write(struct exp_llvm *x,
 	put64(&o, 0);
 
 	memprof_off = o.n;
-	put64(&o, LLVM_MEMPROF_VERSION);
-	mp_hdr = o.n;
-	put64(&o, 0);
-	put64(&o, 0);
-	put64(&o, 0);
-	put64(&o, nschema);
-	for (size_t i = 0; i < nschema; i++)
-		put64(&o, (uint64_t)schema[i]);
-	/* Frames in output order, 17 bytes each, at their linear ids. */
-	{
-		unsigned char *base = put(&o, x->nframes * LLVM_FRAME_SIZE);
-
-		for (size_t i = 0; base && i < x->nframes; i++) {
-			const struct exp_llvm_frame *f = &x->frames[i];
-			unsigned char *p = base + (size_t)f->out * LLVM_FRAME_SIZE;
-
-			mp_put_le64(p, f->guid);
-			mp_put_le32(p + 8, f->line_offset);
-			mp_put_le32(p + 12, f->column);
-			p[16] = f->inlined;
-		}
-	}
-	/* Call stacks: length, then frame ids leaf first. */
-	cs_off = o.n;
-	for (size_t i = 0; i < x->nstacks; i++) {
-		const struct exp_llvm_stack *s = &x->stacks[order[i]];
-
-		put32(&o, s->n);
-		for (uint32_t k = 0; k < s->n; k++)
-			put32(&o, x->frames[x->stack_ids[s->first + k]].out);
-	}
-	write_records(&o, x, recs, nrec, schema, nschema, &payload, &table);
-	patch64(&o, mp_hdr, cs_off);
-	patch64(&o, mp_hdr + 8, payload);
-	patch64(&o, mp_hdr + 16, table);
+	if (mv == 0)
+		write_memprof_v0(&o, x, recs, nrec, by_out);
+	else
+		write_memprof_v3(&o, x, recs, nrec, schema, nschema, order);
 	patch64(&o, LLVM_HDR_HASH_OFFSET, hash_off);
 	patch64(&o, LLVM_HDR_MEMPROF_OFFSET, memprof_off);
 	if (hv == 12) {
@@ -705,6 +865,7 @@ fail:
 done:
 	free(o.d);
 	free(order);
+	free(by_out);
 	free(recs);
 	return rc;
 }

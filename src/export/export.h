@@ -56,7 +56,10 @@ size_t exp_llvm_canonical_len(const char *name);
 
 struct exp_llvm_opts {
 	unsigned header_version;	/* 8 (default) or 12 */
-	bool full_schema;		/* every MIB field, not only hot/cold */
+	unsigned memprof_version;	/* 3 (what clang 19 and later read)
+					 * or 0 (the RFC's; clang 19 only) */
+	bool full_schema;		/* every MIB field, not only hot/cold
+					 * (version 0 always has them all) */
 };
 
 struct exp_llvm_frame;
@@ -98,7 +101,8 @@ enum mp_errcode exp_llvm_add(struct exp_llvm *x, const struct mp_frame *frames,
 
 /*
  * Write the indexed profile to OUT.  Fails with MP_E_INVALID for a header
- * version other than 8 or 12, MP_E_IO when writing fails, MP_E_NOMEM.
+ * version other than 8 or 12 or a MemProf version other than 0 or 3,
+ * MP_E_IO when writing fails, MP_E_NOMEM.
  */
 enum mp_errcode exp_llvm_write(struct exp_llvm *x,
 			       const struct exp_llvm_opts *opts, FILE *out,

@@ -5,7 +5,8 @@
 # profile of the same raw profiles, for a C++ program built and run here
 # (tests/cli/src/hotcold.cc: cold, notcold and mixed contexts, inline
 # frames, a shared library) and for the C++ fixture; with one profile and
-# with eight merged; with headers 8 and 12 and the full schema.  And the
+# with eight merged; with headers 8 and 12, MemProf 3 and 0, and the full
+# schema.  And the
 # shared library, whose frames llvm-profdata-19 drops, gets its hint from
 # our profile only.
 set -u
@@ -88,8 +89,11 @@ else
 	notok "hotcold.cc's hints: $(cat O.hints)"
 fi
 
-# Headers 8 (the default) and 12, and the full schema: accepted alike.
-for opt in --llvm-header=8 --llvm-header=12 --llvm-full-schema; do
+# Headers 8 (the default) and 12, MemProf 3 (the default) and 0, and the
+# full schema: accepted alike.
+for opt in --llvm-header=8 --llvm-header=12 --llvm-full-schema \
+	   --llvm-memprof-version=0 "--llvm-memprof-version=0 --llvm-header=12"; do
+	# shellcheck disable=SC2086
 	if "$MD" merge --format=llvm $opt --no-progress -o v.prof --binary=hc $one 2>err &&
 	   use V v.prof "$SRC/hotcold.cc" && cmp -s V.hints O.hints && cmp -s V.ir O.ir; then
 		ok "merge --format=llvm $opt: clang++-19 reads it, same hints"

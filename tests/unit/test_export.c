@@ -62,7 +62,8 @@ static const struct mp_frame ctx_b[] = {
 
 static char *write_profile(int order, unsigned header, size_t *len)
 {
-	struct exp_llvm_opts o = { header, false };
+	struct exp_llvm_opts o = { .header_version = header,
+				   .memprof_version = 3 };
 	struct exp_llvm x;
 	struct mp_err err = { 0 };
 	struct mp_mib m;
@@ -196,7 +197,7 @@ END_TEST
 
 START_TEST(bad_header_version)
 {
-	struct exp_llvm_opts o = { 10, false };
+	struct exp_llvm_opts o = { .header_version = 10, .memprof_version = 3 };
 	struct exp_llvm x;
 	struct mp_err err = { 0 };
 
