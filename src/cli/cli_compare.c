@@ -90,7 +90,7 @@ static int load_side(struct view *v, const char *path, struct sym_ctx *sym,
 		emit_error(e, path, mp_errmsg(&err));
 		return cli_fail(path, &err);
 	}
-	view_set_alloc_rules(v, &so->alloc);
+	view_set_frame_rules(v, &so->alloc, so->keep_runtime);
 	if (view_expand_all(v, &err)) {
 		emit_error(e, path, mp_errmsg(&err));
 		return cli_fail(path, &err);

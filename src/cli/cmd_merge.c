@@ -232,46 +232,25 @@ static void inputs_release(struct inputs *in)
 }
 
 /*
- * merge --format=llvm: the inputs loaded and symbolized with every frame
- * (the export decides which it keeps), their contexts folded and written
- * as LLVM's indexed profile through a temporary file.
+ * merge --format=llvm: the merged profile, in our format in memory with
+ * every allocator-library frame and start line, exported as LLVM's
+ * indexed profile through a temporary file.
  */
-static int merge_llvm(const struct inputs *in, struct sym_ctx *sym,
-		      const struct exp_llvm_opts *lo,
-		      enum merge_failure_mode fm, const char *out)
+static int write_llvm(struct merge *m, const struct exp_llvm_opts *lo,
+		      const char *out)
 {
-	uint64_t *weights = calloc(in->n + 1, sizeof(*weights));
 	struct mp_outfile of = { 0 };
 	struct mp_err err = { 0 };
+	struct mp_buf buf;
 	struct exp_llvm x;
 	struct view v;
-	size_t bad = 0;
 	int rc = EXIT_ERROR;
 
 	view_init(&v);
 	exp_llvm_init(&x);
-	if (!weights) {
-		cli_error(NULL, "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < in->n; i++) {
-		if (view_add_file(&v, in->v[i].path, NULL, &err) == MP_OK) {
-			weights[v.ninputs - 1] = in->v[i].weight;
-			continue;
-		}
-		bad++;
-		if (fm == MERGE_FAIL_ANY || err.code == MP_E_NOMEM) {
-			cli_fail(in->v[i].path, &err);
-			goto out;
-		}
-		cli_warning(in->v[i].path, "%s; input skipped", mp_errmsg(&err));
-	}
-	if (bad == in->n && fm != MERGE_FAIL_WARN) {
-		cli_error(NULL, "no input could be merged");
-		goto out;
-	}
-	if ((v.nraws && view_symbolize(&v, sym, true, NULL, &err)) ||
-	    exp_llvm_add_view(&x, &v, weights, &err)) {
+	if (merge_bytes(m, &buf, &err) ||
+	    view_add_buf(&v, out, &buf, NULL, &err) ||
+	    exp_llvm_add_view(&x, &v, NULL, &err)) {
 		cli_fail(NULL, &err);
 		goto out;
 	}
@@ -285,7 +264,6 @@ out:
 	mp_outfile_abort(&of);
 	exp_llvm_release(&x);
 	view_release(&v);
-	free(weights);
 	return rc;
 }
 
@@ -439,17 +417,18 @@ int cmd_merge(int argc, char **argv)
 
 	if ((rc = cli_sym_setup(&so, &sym)) != EXIT_OK)
 		goto out;
-	if (llvm) {
-		rc = merge_llvm(&in, &sym, &lo, opts.failure_mode, out);
-		goto out;
-	}
 	opts.alloc = &so.alloc;
+	opts.need_start_lines = llvm;
 	merge_init(&m, &opts, &sym);
 	rc = EXIT_ERROR;
 	if (merge_run(&m, in.v, in.n, &err)) {
 		/* An input that stopped the merge has had its message. */
 		if (!m.failed_input)
 			cli_fail(NULL, &err);
+		goto out;
+	}
+	if (llvm) {
+		rc = write_llvm(&m, &lo, out);
 		goto out;
 	}
 	if (merge_write(&m, out, &err)) {

@@ -168,7 +168,7 @@ int cmd_show(int argc, char **argv)
 	if ((rc = cli_sym_setup(&so, &sym)) != EXIT_OK)
 		goto out;
 	rc = EXIT_ERROR;
-	view_set_alloc_rules(&v, &so.alloc);
+	view_set_frame_rules(&v, &so.alloc, so.keep_runtime);
 	if (v.nraws) {
 		if (view_symbolize(&v, &sym, so.keep_runtime, &sstats, &err)) {
 			rc = cli_fail(NULL, &err);

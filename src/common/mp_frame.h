@@ -33,6 +33,9 @@ enum {
 	MP_FRAME_RUNTIME = 8,	/* the allocation runtime's own frame */
 	MP_FRAME_GUID = 16,	/* LLVM's: function is "guid:HEX" (no name
 				 * known), line an offset from its first line */
+	MP_FRAME_ALLOC_LIB = 32,	/* an allocator library's frame (with
+					 * RUNTIME from the symbolizer): kept in
+					 * indexed profiles, hidden by show */
 };
 
 struct mp_frame {

@@ -304,13 +304,14 @@ enum mp_errcode exp_llvm_add_view(struct exp_llvm *x, struct view *v,
 	enum mp_errcode rc = MP_OK;
 
 	for (size_t i = 0; i < v->ninputs; i++)
-		if (v->inputs[i].idx)
+		if (v->inputs[i].idx && v->inputs[i].version < 10)
 			return mp_fail(err, MP_E_INVALID,
 				       "'%s': an indexed profile of format %u keeps "
 				       "no function start lines, which LLVM's line "
-				       "offsets need; merge the raw profiles to "
-				       "--format=llvm instead", v->inputs[i].path,
-				       v->inputs[i].version);
+				       "offsets need; merge its raw profiles again",
+				       v->inputs[i].path, v->inputs[i].version);
+	/* Every frame: the filter in exp_llvm_add decides. */
+	view_set_frame_rules(v, NULL, true);
 	for (size_t i = 0; i < v->ncontexts && !rc; i++) {
 		struct view_context *c = &v->contexts[i];
 		struct mp_mib m = c->mib;

@@ -45,7 +45,8 @@
 #include "common/mp_util.h"
 #include "hashtable/ht.h"
 
-#define IDX_VERSION 9
+#define IDX_VERSION 10		/* written */
+#define IDX_VERSION_MIN 9	/* read: 9 has no start lines */
 #define IDX_MAGIC "\x89MPIDX\r\n"
 #define IDX_MAGIC_SIZE 8
 
@@ -85,7 +86,8 @@ struct idx_builder {
 	struct idx_rec *paths;		/* name, parent + 1 */
 	size_t npaths, apaths;
 	struct ht_map path_map;		/* (name, parent + 1) -> path */
-	uint32_t (*frames)[6];		/* function, path+1, line, col, disc, flags */
+	uint32_t (*frames)[7];		/* function, path+1, line, col, disc,
+					 * flags, start line */
 	size_t nframes, aframes;
 	struct ht frame_ht;
 	struct idx_rec *trie;		/* frame, parent + 1 */
@@ -147,6 +149,7 @@ enum mp_errcode idx_builder_write(struct idx_builder *b, FILE *out,
  * trie_size: a stack id (the offset of a trie node) is below trie_size.
  */
 struct idx_file {
+	unsigned version;		/* 9 or 10 */
 	const unsigned char *data;
 	size_t size;
 	const unsigned char *sec[9];	/* by section id; [0] unused */
@@ -157,7 +160,7 @@ struct idx_file {
 	struct ht_disk hash;
 	uint8_t schema_tag[64], schema_type[64];
 	/* Stack-entry columns: byte width and offset in an entry. */
-	uint8_t frame_width[6], frame_col[6];
+	uint8_t frame_width[7], frame_col[7];
 	uint32_t frame_size;
 };
 

@@ -112,7 +112,7 @@ static enum mp_errcode intern_path(struct idx_builder *b, const char *file,
 static enum mp_errcode intern_frame(struct idx_builder *b,
 				    const struct mp_frame *f, uint32_t *out)
 {
-	uint32_t key[6], id;
+	uint32_t key[FRAME_COLUMNS], id;
 	uint64_t h;
 	enum mp_errcode rc;
 
@@ -142,7 +142,9 @@ static enum mp_errcode intern_frame(struct idx_builder *b,
 		key[2] = f->line;
 		key[3] = f->column;
 		key[4] = f->discriminator;
-		key[5] = mp_frame_inlined(f) ? IDX_FRAME_INLINED : 0;
+		key[5] = (mp_frame_inlined(f) ? IDX_FRAME_INLINED : 0) |
+			 (f->flags & MP_FRAME_ALLOC_LIB ? IDX_FRAME_ALLOC : 0);
+		key[6] = f->start_line;
 	}
 	if (rc)
 		return rc;

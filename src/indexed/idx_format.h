@@ -37,10 +37,12 @@ enum {
 /* A stack entry's flags column. */
 #define IDX_FRAME_INLINED 1u		/* inlined into the next frame */
 #define IDX_FRAME_UNSYMBOLIZED 2u	/* function = build id hex */
+#define IDX_FRAME_ALLOC 4u		/* an allocator library's frame
+					 * (version 10 on) */
 
 #define PATH_NODE_SIZE 8
-#define FRAMES_HEADER 12	/* count, six column widths, reserved */
-#define FRAME_COLUMNS 6
+#define FRAMES_HEADER 12	/* count, seven column widths, reserved */
+#define FRAME_COLUMNS 7		/* version 9: six, then a reserved 0 */
 #define TRIE_HEADER 4		/* count; the first node is at offset 4 */
 #define HASH_TYPE_FNV1A 1
 #define TYPE_VARINT 1

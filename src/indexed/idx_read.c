@@ -222,6 +222,10 @@ static enum mp_errcode check_frames(struct idx_file *f, struct mp_err *err)
 			       "header", size);
 	f->nframes = mp_le32(p);
 	f->frame_size = 0;
+	if (f->version < 10 && p[4 + FRAME_COLUMNS - 1])
+		return mp_fail(err, MP_E_CORRUPT, "reserved byte of the frames "
+			       "header is %u in a version %u file",
+			       p[4 + FRAME_COLUMNS - 1], f->version);
 	for (int c = 0; c < FRAME_COLUMNS; c++) {
 		if (p[4 + c] > 4)
 			return mp_fail(err, MP_E_CORRUPT,
@@ -251,7 +255,8 @@ static enum mp_errcode check_frames(struct idx_file *f, struct mp_err *err)
 				       "stack entry %" PRIu32 " has file node %"
 				       PRIu32 " (of %" PRIu32 ")", i, path1,
 				       f->npaths);
-		if (flags & ~(IDX_FRAME_INLINED | IDX_FRAME_UNSYMBOLIZED))
+		if (flags & ~(IDX_FRAME_INLINED | IDX_FRAME_UNSYMBOLIZED |
+			      (f->version >= 10 ? IDX_FRAME_ALLOC : 0)))
 			return mp_fail(err, MP_E_CORRUPT,
 				       "stack entry %" PRIu32 " has unknown "
 				       "flags 0x%" PRIx32, i, flags);
@@ -601,10 +606,12 @@ enum mp_errcode idx_open(struct idx_file *f, const void *data, size_t size,
 	version = mp_le32(d + IDX_HDR_VERSION);
 	hash_type = mp_le32(d + IDX_HDR_HASH_TYPE);
 	file_size = mp_le64(d + IDX_HDR_FILE_SIZE);
-	if (version != IDX_VERSION)
+	if (version < IDX_VERSION_MIN || version > IDX_VERSION)
 		return mp_fail(err, MP_E_BAD_VERSION,
 			       "unsupported indexed profile version %" PRIu64
-			       " (supported: %d)", version, IDX_VERSION);
+			       " (supported: %d and %d)", version,
+			       IDX_VERSION_MIN, IDX_VERSION);
+	f->version = (unsigned)version;
 	if (hash_type != HASH_TYPE_FNV1A)
 		return mp_fail(err, MP_E_BAD_VERSION,
 			       "unsupported hash type %" PRIu64, hash_type);
@@ -780,7 +787,10 @@ void idx_stack_frame(const struct idx_file *f, uint32_t stack_id, uint32_t k,
 	out->line = frame_get(f, fr, 2);
 	out->column = frame_get(f, fr, 3);
 	out->discriminator = frame_get(f, fr, 4);
-	out->flags = flags & IDX_FRAME_INLINED ? MP_FRAME_INLINED : 0;
+	out->start_line = frame_get(f, fr, 6);
+	out->flags = (flags & IDX_FRAME_INLINED ? MP_FRAME_INLINED : 0) |
+		     (flags & IDX_FRAME_ALLOC
+		      ? MP_FRAME_RUNTIME | MP_FRAME_ALLOC_LIB : 0);
 	if (path1) {
 		path_string(f, path1 - 1, buf->path, sizeof(buf->path));
 		out->file = buf->path;

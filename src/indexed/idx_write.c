@@ -96,11 +96,11 @@ static enum mp_errcode forest_order(size_t n, const struct idx_rec *recs,
 /* Frame ids by their six columns; ARG is the frame table. */
 static int by_frame(const void *x, const void *y, void *arg)
 {
-	uint32_t (*frames)[6] = arg;
+	uint32_t (*frames)[FRAME_COLUMNS] = arg;
 	const uint32_t *a = frames[*(const uint32_t *)x];
 	const uint32_t *c = frames[*(const uint32_t *)y];
 
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < FRAME_COLUMNS; i++)
 		if (a[i] != c[i])
 			return a[i] < c[i] ? -1 : 1;
 	return 0;
@@ -187,7 +187,7 @@ struct out_tables {
 	uint32_t *path_new_to_old;
 	uint32_t *trie_out;
 	uint32_t *trie_new_to_old;
-	uint32_t (*frames)[6];	/* frames with output string and path ids */
+	uint32_t (*frames)[FRAME_COLUMNS];	/* frames with output string and path ids */
 	struct ctx_order *order;
 };
 
@@ -330,7 +330,7 @@ static unsigned width_of(uint32_t v)
  * bytes that hold its largest value.  Fixed-size entries keep lookup by
  * index O(1); most columns are small (string ids, lines, a flag bit).
  */
-static void write_frames(struct obuf *o, uint32_t (*frames)[6],
+static void write_frames(struct obuf *o, uint32_t (*frames)[FRAME_COLUMNS],
 			 const uint32_t *order, size_t n)
 {
 	unsigned width[FRAME_COLUMNS] = { 0 };

@@ -538,7 +538,13 @@ static enum mp_errcode add_location(struct merge *m, uint64_t key,
 		rc = idx_builder_frame(&m->b, &m->buf.f[i], &m->ids[m->nids]);
 		if (rc)
 			return mp_fail(err, rc, NULL);
-		m->runtime[m->nids++] = (m->buf.f[i].flags & MP_FRAME_RUNTIME) != 0;
+		/*
+		 * Only the runtime's own frames go; the allocator library's
+		 * stay, flagged, for the compiler's matching (show hides
+		 * them).
+		 */
+		m->runtime[m->nids++] = (m->buf.f[i].flags & MP_FRAME_RUNTIME) &&
+					!(m->buf.f[i].flags & MP_FRAME_ALLOC_LIB);
 	}
 	if (ht_map_put(&m->loc_map, key, (uint32_t)m->nlocs))
 		return mp_fail(err, MP_E_NOMEM, NULL);
@@ -690,8 +696,7 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 	struct idx_stack_iter it;
 	struct idx_frame_buf fb;
 	struct mp_frame fr;
-	uint32_t n = 0, skip = 0;
-	bool leading = true;
+	uint32_t n = 0;
 
 	if ((a->rc = idx_stack_begin(&it, f, c->stack_id, &a->frames, a->err)))
 		return 1;
@@ -700,21 +705,20 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 		return 1;
 	}
 	while (idx_stack_next(&it, &fr, &fb)) {
-		/* The program's own allocation wrappers go, as from raw
-		 * inputs (unless the whole stack is theirs). */
-		leading = leading && sym_alloc_match(a->m->opts.alloc,
-						     fr.function);
-		skip += leading;
+		/*
+		 * The program's own allocation wrappers are flagged as the
+		 * allocator library's, as the symbolizer flags them in raw
+		 * inputs: kept for the compiler, hidden by show.
+		 */
+		if (sym_alloc_match(a->m->opts.alloc, fr.function))
+			fr.flags |= MP_FRAME_RUNTIME | MP_FRAME_ALLOC_LIB;
 		if ((a->rc = idx_builder_frame(&a->m->b, &fr, &a->ids[n++]))) {
 			mp_fail(a->err, a->rc, NULL);
 			return 1;
 		}
 	}
-	if (skip == n)
-		skip = 0;
-	a->rc = idx_builder_add_stack(&a->m->b, a->ids + skip, n - skip,
-				      &c->mib, c->hist, c->nhist, a->weight,
-				      a->err);
+	a->rc = idx_builder_add_stack(&a->m->b, a->ids, n, &c->mib, c->hist,
+				      c->nhist, a->weight, a->err);
 	return a->rc != MP_OK;
 }
 
@@ -769,6 +773,12 @@ static void run_input(struct merge *m, struct scratch *s,
 		struct idx_file f;
 
 		j->rc = idx_open(&f, buf.data, buf.size, &j->err);
+		if (j->rc == MP_OK && m->opts.need_start_lines && f.version < 10)
+			j->rc = mp_fail(&j->err, MP_E_INVALID,
+					"an indexed profile of format %u keeps no "
+					"function start lines, which LLVM's line "
+					"offsets need; merge its raw profiles again",
+					f.version);
 		if (j->rc == MP_OK) {
 			pthread_mutex_lock(&m->b_lock);
 			j->rc = add_indexed(m, &f, in->weight, &j->err);
@@ -949,13 +959,38 @@ static bool has_suffix(const char *s, const char *suffix)
 	return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
+enum mp_errcode merge_bytes(struct merge *m, struct mp_buf *out,
+			    struct mp_err *err)
+{
+	char *mem = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&mem, &len);
+	enum mp_errcode rc;
+	int crc;
+
+	memset(out, 0, sizeof(*out));
+	if (!fp)
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	rc = idx_builder_write(&m->b, fp, err);
+	crc = fclose(fp);
+	/* glibc's memstream fclose() reports success even when its final
+	 * realloc fails, leaving MEM NULL. */
+	if (!rc && (crc || !mem))
+		rc = mp_fail(err, MP_E_NOMEM, NULL);
+	if (rc) {
+		free(mem);
+		return rc;
+	}
+	out->data = (unsigned char *)mem;
+	out->size = len;
+	return MP_OK;
+}
+
 enum mp_errcode merge_write(struct merge *m, const char *path,
 			    struct mp_err *err)
 {
 	struct mp_outfile of = { 0 };
-	struct mp_buf z = { 0 };
-	char *mem = NULL;
-	size_t len = 0;
+	struct mp_buf mem = { 0 }, z = { 0 };
 	enum mp_errcode rc;
 
 	if ((rc = mp_outfile_open(&of, path, err)))
@@ -965,29 +1000,10 @@ enum mp_errcode merge_write(struct merge *m, const char *path,
 		if ((rc = idx_builder_write(&m->b, of.fp, err)))
 			goto out;
 	} else {
-		/*
-		 * glibc's memstream fclose() reports success even when its
-		 * final realloc fails, leaving MEM NULL.
-		 */
-		FILE *fp = open_memstream(&mem, &len);
-		int crc;
-
-		if (!fp) {
-			rc = mp_fail(err, MP_E_NOMEM, NULL);
+		if ((rc = merge_bytes(m, &mem, err)) ||
+		    (rc = mp_zstd_compress(&z, mem.data, mem.size, 19, err)))
 			goto out;
-		}
-		rc = idx_builder_write(&m->b, fp, err);
-		crc = fclose(fp);
-		if (rc)
-			goto out;
-		if (crc || !mem) {
-			rc = mp_fail(err, MP_E_NOMEM, NULL);
-			goto out;
-		}
-		if ((rc = mp_zstd_compress(&z, mem, len, 19, err)))
-			goto out;
-		free(mem);
-		mem = NULL;
+		mp_buf_release(&mem);
 		if (fwrite(z.data, 1, z.size, of.fp) != z.size) {
 			rc = mp_fail(err, MP_E_IO, "cannot write output: %s",
 				     strerror(errno));
@@ -997,7 +1013,7 @@ enum mp_errcode merge_write(struct merge *m, const char *path,
 	rc = mp_outfile_commit(&of, err);
 out:
 	mp_outfile_abort(&of);
+	mp_buf_release(&mem);
 	mp_buf_release(&z);
-	free(mem);
 	return rc;
 }

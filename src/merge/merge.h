@@ -43,6 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/mp_file.h"
 #include "hashtable/ht.h"
 #include "indexed/idx.h"
 #include "symbolize/sym.h"
@@ -74,9 +75,13 @@ struct merge_opts {
 	enum merge_failure_mode failure_mode;
 	unsigned jobs;		/* worker threads, >= 1 */
 	bool keep_runtime;
-	/* The program's own allocation wrappers, dropped from indexed
-	 * inputs as from raw ones (where the symbolizer applies them). */
+	/* The program's own allocation wrappers, flagged in indexed inputs
+	 * as the symbolizer flags them in raw ones (allocator-library
+	 * frames: kept, hidden by show). */
 	const struct sym_alloc_rules *alloc;
+	/* Refuse indexed inputs without function start lines (format 9):
+	 * the result is for LLVM's format, whose frames need them. */
+	bool need_start_lines;
 	merge_report_fn *report;	/* may be NULL */
 	void *report_arg;
 };
@@ -150,6 +155,14 @@ enum mp_errcode merge_run(struct merge *m, const struct merge_input *in,
  * what was there.
  */
 enum mp_errcode merge_write(struct merge *m, const char *path,
+			    struct mp_err *err);
+
+/*
+ * The result as an indexed profile in memory, for a caller that exports
+ * it in another format: OUT's bytes are malloc'ed, the caller's (release
+ * with mp_buf_release).  Fails with MP_E_NOMEM or the writer's codes.
+ */
+enum mp_errcode merge_bytes(struct merge *m, struct mp_buf *out,
 			    struct mp_err *err);
 
 #endif /* MERGE_H */

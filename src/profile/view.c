@@ -173,9 +173,15 @@ static enum mp_errcode expand(struct view *v, struct view_context *c,
 		if (vf->file && !(vf->file = mp_arena_strdup(&v->arena, vf->file)))
 			goto nomem;
 	}
-	/* The program's own allocation wrappers (view_set_alloc_rules). */
+	/*
+	 * The allocator library's leading frames, and the program's own
+	 * allocation wrappers (view_set_frame_rules), are hidden as the
+	 * runtime's are from raw stacks.
+	 */
 	k = 0;
-	while (k < c->nframes && sym_alloc_match(v->alloc, c->frames[k].function))
+	while (k < c->nframes &&
+	       ((!v->keep_runtime && (c->frames[k].flags & MP_FRAME_ALLOC_LIB)) ||
+		sym_alloc_match(v->alloc, c->frames[k].function)))
 		k++;
 	if (k < c->nframes) {
 		c->frames += k;
@@ -229,7 +235,7 @@ static enum mp_errcode add_indexed(struct view *v, const char *path,
 	if (!vi)
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	vi->kind = "indexed";
-	vi->version = vi->min_version = IDX_VERSION;
+	vi->version = vi->min_version = f->version;
 	vi->nprofiles = 1;
 	vi->compressed = buf->was_compressed;
 	vi->idx = f;
@@ -324,12 +330,23 @@ enum mp_errcode view_add_file(struct view *v, const char *path,
 			      const char *function, struct mp_err *err)
 {
 	struct mp_buf buf;
-	struct raw_file *rf;
 	enum mp_errcode rc;
 
 	rc = mp_file_read(&buf, path, err);
 	if (rc)
 		return rc;
+	return view_add_buf(v, path, &buf, function, err);
+}
+
+enum mp_errcode view_add_buf(struct view *v, const char *path,
+			     struct mp_buf *in, const char *function,
+			     struct mp_err *err)
+{
+	struct mp_buf buf = *in;
+	struct raw_file *rf;
+	enum mp_errcode rc;
+
+	memset(in, 0, sizeof(*in));
 	if (idx_is_indexed(buf.data, buf.size))
 		return add_indexed(v, path, &buf, function, err);
 	if (llvm_is_llvm(buf.data, buf.size)) {
@@ -398,7 +415,9 @@ enum mp_errcode view_symbolize(struct view *v, struct sym_ctx *sym,
 	return rc;
 }
 
-void view_set_alloc_rules(struct view *v, const struct sym_alloc_rules *r)
+void view_set_frame_rules(struct view *v, const struct sym_alloc_rules *r,
+			  bool keep_runtime)
 {
 	v->alloc = r && r->n ? r : NULL;
+	v->keep_runtime = keep_runtime;
 }

@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "common/mp_err.h"
+#include "common/mp_file.h"
 #include "common/mp_frame.h"
 #include "common/mp_mib.h"
 #include "common/mp_util.h"
@@ -83,7 +84,8 @@ struct view {
 	struct mp_buf *bufs;	/* owned indexed files' bytes */
 	size_t nbufs, alloc_bufs;
 	struct mp_arena arena;
-	const struct sym_alloc_rules *alloc;	/* view_set_alloc_rules */
+	const struct sym_alloc_rules *alloc;	/* view_set_frame_rules */
+	bool keep_runtime;			/* likewise */
 	size_t alloc_inputs, alloc_segments, alloc_contexts, alloc_raws;
 };
 
@@ -97,6 +99,14 @@ void view_release(struct view *v);
  */
 enum mp_errcode view_add_file(struct view *v, const char *path,
 			      const char *function, struct mp_err *err);
+
+/*
+ * The same for a file already in memory: BUF is taken over (emptied),
+ * whatever the outcome; PATH names the input.
+ */
+enum mp_errcode view_add_buf(struct view *v, const char *path,
+			     struct mp_buf *buf, const char *function,
+			     struct mp_err *err);
 
 /*
  * Symbolize the frames of every raw context through SYM (which must
@@ -123,11 +133,13 @@ enum mp_errcode view_expand_all(struct view *v, struct mp_err *err);
 
 /*
  * Drop, from every indexed context expanded from now on, the leading
- * frames whose function matches R (the program's own allocation wrappers,
- * --alloc-function); a context made only of such frames is kept whole.
- * R must outlive V.  Raw contexts get the same from view_symbolize()
- * through the symbolizer's options.
+ * allocator-library frames (MP_FRAME_ALLOC_LIB) unless KEEP_RUNTIME, and
+ * those whose function matches R (the program's own allocation wrappers,
+ * --alloc-function; may be NULL); a context made only of such frames is
+ * kept whole.  R must outlive V.  Raw contexts get the same from
+ * view_symbolize() through its keep_runtime and the symbolizer's options.
  */
-void view_set_alloc_rules(struct view *v, const struct sym_alloc_rules *r);
+void view_set_frame_rules(struct view *v, const struct sym_alloc_rules *r,
+			  bool keep_runtime);
 
 #endif /* VIEW_H */

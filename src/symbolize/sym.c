@@ -170,6 +170,7 @@ struct sym_str {
 #define SYM_CLS_FN_RT 2
 #define SYM_CLS_FILE_DONE 4
 #define SYM_CLS_FILE_RT 8
+#define SYM_CLS_FN_LIB 16
 
 static const struct sym_frames no_frames;
 
@@ -998,9 +999,12 @@ static struct sym_str *intern(struct sym_ctx *ctx, const char *s, size_t len)
 	return e;
 }
 
-/* Intern a function name and classify it (once per distinct name). */
-static const char *intern_fn(struct sym_ctx *ctx, const char *s, bool *rt,
-			     bool *nomem)
+/*
+ * Intern a function name and classify it (once per distinct name) into
+ * F's runtime and allocator-library flags.
+ */
+static const char *intern_fn(struct sym_ctx *ctx, const char *s,
+			     struct sym_frame *f, bool *nomem)
 {
 	struct sym_str *e;
 
@@ -1015,8 +1019,12 @@ static const char *intern_fn(struct sym_ctx *ctx, const char *s, bool *rt,
 		e->cls |= SYM_CLS_FN_DONE |
 			  (sym_is_runtime(e->s, NULL) ||
 			   sym_alloc_match(ctx->opt.alloc, e->s)
-				   ? SYM_CLS_FN_RT : 0);
-	*rt = *rt || (e->cls & SYM_CLS_FN_RT);
+				   ? SYM_CLS_FN_RT : 0) |
+			  (sym_is_alloc_library(e->s) ||
+			   sym_alloc_match(ctx->opt.alloc, e->s)
+				   ? SYM_CLS_FN_LIB : 0);
+	f->runtime = f->runtime || (e->cls & SYM_CLS_FN_RT);
+	f->alloc_lib = f->alloc_lib || (e->cls & SYM_CLS_FN_LIB);
 	return e->s;
 }
 
@@ -1623,7 +1631,7 @@ static bool symtab_frame(struct sym_ctx *ctx, struct sym_module *m,
 		return false;
 	if (!name)
 		return true;
-	f.function = intern_fn(ctx, name, &f.runtime, &nomem);
+	f.function = intern_fn(ctx, name, &f, &nomem);
 	if (nomem || !push_frame(ctx, &n, f))
 		return false;
 	*nout = n;
@@ -1728,7 +1736,7 @@ static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
 	if (depth == 0) {
 		/* A line but no subprogram: name it by the ELF symbol. */
 		name = elf_symbol(m, da, &nomem);
-		loc.function = intern_fn(ctx, name, &loc.runtime, &nomem);
+		loc.function = intern_fn(ctx, name, &loc, &nomem);
 		if (nomem || ((loc.function || loc.file) &&
 			      !push_frame(ctx, &n, loc)))
 			return false;
@@ -1741,7 +1749,7 @@ static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
 		    !dwarf_offdie(m->dw, nodes[k]->off, &die))
 			continue;
 		f = loc;
-		f.function = intern_fn(ctx, die_name(&die), &f.runtime, &nomem);
+		f.function = intern_fn(ctx, die_name(&die), &f, &nomem);
 		f.inlined = tag == DW_TAG_inlined_subroutine;
 		if (dwarf_decl_line(&die, &decl) == 0 && decl > 0)
 			f.start_line = (uint32_t)decl;

@@ -140,6 +140,8 @@ struct sym_frame {
 				 * line - start_line */
 	bool inlined;		/* inlined into the next (outer) frame */
 	bool runtime;		/* allocation runtime, see sym_is_runtime() */
+	bool alloc_lib;		/* of those, an allocator library's frame
+				 * (sym_is_alloc_library()) */
 };
 
 struct sym_frames {
@@ -328,6 +330,16 @@ bool sym_is_runtime(const char *function, const char *file);
  * every frame is a runtime frame.
  */
 size_t sym_user_start(const struct sym_frame *const *frames, size_t n);
+
+/*
+ * Is FUNCTION (a linkage name) one of the allocator library's frames that
+ * sym_is_runtime() counts but a compiler matches contexts through:
+ * std::allocator's and allocator_traits' allocate and friends (and their
+ * libc++ and __gnu_cxx kin), std::__allocate_guarded, libc++'s
+ * __libcpp_allocate?  Indexed profiles keep such frames, flagged
+ * (MP_FRAME_ALLOC_LIB); show hides them as it hides the runtime's.
+ */
+bool sym_is_alloc_library(const char *function);
 
 /*
  * C++ names demangled for display, each distinct name once, with no

@@ -108,6 +108,39 @@ static bool runtime_file(const char *file)
 	       starts(file, "src/runtime/");
 }
 
+/*
+ * The runtime frames a compiler still wants: LLVM's MemProf matches a
+ * context from the call of operator new inside std::allocator and its
+ * kin, so these are kept in an indexed profile (flagged) where the
+ * interceptors, malloc and operator new themselves are dropped.
+ */
+bool sym_is_alloc_library(const char *fn)
+{
+	const char *p;
+	size_t i;
+
+	if (!fn)
+		return false;
+	if (starts(fn, "_ZSt18__allocate_guarded"))
+		return true;
+	if (!starts(fn, "_ZN"))
+		return false;
+	for (p = fn + 3; *p == 'r' || *p == 'V' || *p == 'K'; p++)
+		;
+	if (starts(p, "St3__117__libcpp_allocate") ||
+	    starts(p, "St3__121__libcpp_operator_new"))
+		return true;
+	for (i = 0; i < N(allocator_class); i++) {
+		if (!starts(p, allocator_class[i]))
+			continue;
+		for (size_t k = 0; k < N(allocator_member); k++)
+			if (strstr(p, allocator_member[k]))
+				return true;
+		return false;
+	}
+	return false;
+}
+
 bool sym_is_runtime(const char *function, const char *file)
 {
 	return (function && runtime_function(function)) ||

@@ -54,7 +54,8 @@ enum mp_errcode sym_stack_add(struct sym_ctx *sym, const struct sym_location *lo
 		f.start_line = s->start_line;
 		f.flags = MP_FRAME_ADDRESS |
 			  (s->inlined ? MP_FRAME_INLINED : 0) |
-			  (s->runtime ? MP_FRAME_RUNTIME : 0);
+			  (s->runtime ? MP_FRAME_RUNTIME : 0) |
+			  (s->runtime && s->alloc_lib ? MP_FRAME_ALLOC_LIB : 0);
 		if (!push(st, &f))
 			return mp_fail(err, MP_E_NOMEM, NULL);
 	}

@@ -183,13 +183,36 @@ if "$MD" merge --format=llvm --no-progress -o v1.prof --binary="$FX/basic.clang1
 else
 	notok "raw v1 export: $(cat err)"
 fi
-# Our indexed format 9 has no function start lines: a clear refusal.
-"$MD" merge --no-progress -o idx.memprof --binary=hc $one 2>/dev/null
-"$MD" merge --format=llvm --no-progress -o x.prof idx.memprof 2>err
-rc=$?
-if [ $rc -eq 1 ] && grep -q "idx.memprof': an indexed profile of format 9 keeps no function start lines" err &&
-   [ ! -e x.prof ]; then
-	ok "an indexed input is refused with a message saying to merge the raw profiles"
+# From our indexed profile (format 10 keeps start lines and the
+# allocator's frames): the same bytes as from the raw profiles.
+# shellcheck disable=SC2086
+"$MD" merge --no-progress -o idx.memprof --binary=hc --binary=libhc.so $eight 2>/dev/null
+# shellcheck disable=SC2086
+"$MD" merge --format=llvm --no-progress -o raw.prof --binary=hc --binary=libhc.so $eight 2>/dev/null
+if "$MD" merge --format=llvm --no-progress -o fromidx.prof idx.memprof 2>err &&
+   cmp -s raw.prof fromidx.prof; then
+	ok "the export of our indexed profile equals the export of its raw profiles"
 else
-	notok "indexed input to --format=llvm: status $rc: $(cat err)"
+	notok "export from indexed: $(cat err)"
+fi
+# Format 9 had no function start lines: a clear refusal, nothing written.
+v9="$ROOT/tests/fuzz/bad-indexed/base.memprof.in"
+"$MD" merge --format=llvm --no-progress -o x.prof "$v9" 2>err
+rc=$?
+if [ $rc -eq 1 ] && grep -q "base.memprof.in': an indexed profile of format 9 keeps no function start lines" err &&
+   [ ! -e x.prof ]; then
+	ok "a format 9 input is refused with a message saying to merge its raw profiles again"
+else
+	notok "format 9 input to --format=llvm: status $rc: $(cat err)"
+fi
+# -j and input order do not change the bytes.
+# shellcheck disable=SC2086
+"$MD" merge --format=llvm --no-progress -j 1 -o j1.prof --binary=hc --binary=libhc.so $eight 2>/dev/null
+rev=$(for p in $eight; do echo "$p"; done | sort -r)
+# shellcheck disable=SC2086
+"$MD" merge --format=llvm --no-progress -j 2 -o j2.prof --binary=hc --binary=libhc.so $rev 2>/dev/null
+if cmp -s j1.prof raw.prof && cmp -s j2.prof raw.prof; then
+	ok "the LLVM export is the same bytes with -j 1 and -j 2 and the inputs reversed"
+else
+	notok "the LLVM export depends on -j or input order"
 fi

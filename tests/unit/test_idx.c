@@ -722,11 +722,43 @@ START_TEST(old_version_is_rejected)
 
 	d = build(order, 2, 1, &size);
 	ck_assert_uint_eq(d[8], IDX_VERSION);
-	d[8] = IDX_VERSION - 1;
+	d[8] = IDX_VERSION_MIN - 1;
 	ck_assert_int_eq(idx_open(&f, d, size, &err), MP_E_BAD_VERSION);
-	snprintf(want, sizeof(want), "version %d (supported: %d)",
-		 IDX_VERSION - 1, IDX_VERSION);
+	snprintf(want, sizeof(want), "version %d (supported: %d and %d)",
+		 IDX_VERSION_MIN - 1, IDX_VERSION_MIN, IDX_VERSION);
 	ck_assert_msg(strstr(err.detail, want), "message '%s'", err.detail);
+	d[8] = IDX_VERSION + 1;
+	ck_assert_int_eq(idx_open(&f, d, size, &err), MP_E_BAD_VERSION);
+	/* Version 9 has a reserved byte where version 10 has the width of
+	 * the start lines: 0 for these frames, which have none, so the
+	 * same bytes read as version 9; with a start line, they do not. */
+	d[8] = IDX_VERSION_MIN;
+	ck_assert_int_eq(idx_open(&f, d, size, &err), MP_OK);
+	ck_assert_uint_eq(f.version, 9);
+	free(d);
+	{
+		struct mp_frame fr = { .function = "f", .file = "/a.c",
+				       .line = 12, .start_line = 10 };
+		struct idx_builder b;
+		struct mp_mib m = { { 0 } };
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *fp = open_memstream(&buf, &len);
+
+		idx_builder_init(&b);
+		m.v[MIB_AllocCount] = 1;
+		ck_assert_int_eq(idx_builder_add(&b, &fr, 1, &m, NULL, 0, 1, &err),
+				 MP_OK);
+		ck_assert_int_eq(idx_builder_write(&b, fp, &err), MP_OK);
+		fclose(fp);
+		idx_builder_release(&b);
+		d = (unsigned char *)buf;
+		size = len;
+	}
+	ck_assert_int_eq(idx_open(&f, d, size, &err), MP_OK);
+	d[8] = IDX_VERSION_MIN;
+	ck_assert_int_eq(idx_open(&f, d, size, &err), MP_E_CORRUPT);
+	ck_assert_ptr_nonnull(strstr(err.detail, "reserved byte"));
 	free(d);
 }
 END_TEST
