@@ -86,7 +86,8 @@ static int load_side(struct view *v, const char *path, struct sym_ctx *sym,
 	struct mp_err err = { 0 };
 
 	if (view_add_file(v, path, NULL, &err) ||
-	    (v->nraws && view_symbolize(v, sym, so->keep_runtime, NULL, &err))) {
+	    ((v->nraws || v->nllvm) &&
+	     view_symbolize(v, sym, so->keep_runtime, NULL, &err))) {
 		emit_error(e, path, mp_errmsg(&err));
 		return cli_fail(path, &err);
 	}

@@ -169,14 +169,16 @@ int cmd_show(int argc, char **argv)
 		goto out;
 	rc = EXIT_ERROR;
 	view_set_frame_rules(&v, &so.alloc, so.keep_runtime);
-	if (v.nraws) {
+	if (v.nraws || v.nllvm) {
 		if (view_symbolize(&v, &sym, so.keep_runtime, &sstats, &err)) {
 			rc = cli_fail(NULL, &err);
 			emit_error(e, NULL, mp_errmsg(&err));
 			goto out;
 		}
-		opts.sym = &sym;
-		opts.sym_stats = &sstats;
+		if (v.nraws) {
+			opts.sym = &sym;
+			opts.sym_stats = &sstats;
+		}
 	}
 	opts.demangler = demangle ? &dm : NULL;
 	if (report_show(e, &v, &opts, &err)) {

@@ -25,7 +25,6 @@
 #include "export.h"
 
 #include <errno.h>
-#include <md5.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,44 +49,6 @@ struct exp_llvm_ctx {
 	uint32_t stack;
 	struct mp_mib mib;
 };
-
-/* ---- GUIDs ---- */
-
-size_t exp_llvm_canonical_len(const char *name)
-{
-	static const char *const suffixes[] = { ".llvm.", ".part." };
-	size_t len = strlen(name);
-
-	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
-		size_t sl = strlen(suffixes[i]);
-		const char *at = NULL, *p = name, *dot;
-
-		/* The last occurrence of the suffix in what is left. */
-		while ((p = strstr(p, suffixes[i])) && p < name + len) {
-			at = p;
-			p++;
-		}
-		if (!at || at >= name + len)
-			continue;
-		/* Stripped only when its own '.' is the last one. */
-		dot = memrchr(name, '.', len);
-		if (dot == at + sl - 1)
-			len = (size_t)(at - name);
-	}
-	return len;
-}
-
-uint64_t exp_llvm_guid(const char *linkage_name)
-{
-	uint8_t digest[MD5_DIGEST_LENGTH];
-	MD5_CTX md5;
-
-	MD5Init(&md5);
-	MD5Update(&md5, (const uint8_t *)linkage_name,
-		  exp_llvm_canonical_len(linkage_name));
-	MD5Final(digest, &md5);
-	return mp_le64(digest);
-}
 
 /* ---- building ---- */
 
@@ -126,7 +87,7 @@ static enum mp_errcode intern_frame(struct exp_llvm *x, const struct mp_frame *f
 				    uint32_t *out)
 {
 	struct exp_llvm_frame k = {
-		.guid = exp_llvm_guid(f->function),
+		.guid = llvm_guid(f->function),
 		.line_offset = f->line - f->start_line,
 		.column = f->column,
 		.inlined = mp_frame_inlined(f),

@@ -44,16 +44,6 @@
 #include "common/mp_mib.h"
 #include "hashtable/ht.h"
 
-/* The function GUID LLVM keys MemProf records and frames by. */
-uint64_t exp_llvm_guid(const char *linkage_name);
-
-/*
- * NAME as LLVM hashes it: a ".llvm.NNN" or ".part.N" suffix dropped when
- * the last '.' of NAME is the suffix's own; ".__uniq." kept.  Returns the
- * length of the canonical prefix.
- */
-size_t exp_llvm_canonical_len(const char *name);
-
 struct exp_llvm_opts {
 	unsigned header_version;	/* 8 (default) or 12 */
 	unsigned memprof_version;	/* 3 (what clang 19 and later read)

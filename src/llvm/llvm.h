@@ -21,9 +21,11 @@
  * a function GUID, a line offset from the function's first line, a
  * column and an inline flag; no names.
  *
- * Header versions 8 to 12 are read, MemProf version 3 (what clang 19
- * reads and our writer writes).  Not thread-safe per file; files are
- * independent.  Never prints.
+ * Header versions 8 to 12 are read, MemProf versions 0 to 3 (0 is
+ * llvm-profdata-19's default; 3 what clang 19 and later read best).
+ * Reading is linear in the file's size, and a file whose call stacks
+ * would expand to more than 16 frames per byte is refused.  Not
+ * thread-safe per file; files are independent.  Never prints.
  */
 #ifndef LLVM_H
 #define LLVM_H
@@ -65,19 +67,45 @@ struct llvm_frame {
 	bool inlined;
 };
 
+/*
+ * An on-disk chained hash table: items in [payload, table).  An item is
+ * u64 hash, u64 key length (8; absent in version 2's call stack table,
+ * whose writer leaves it implicit), u64 data length, u64 key, data.
+ */
+struct llvm_table {
+	size_t payload, table;
+	uint64_t nbuckets, nentries;
+	bool no_key_length;
+};
+
 struct llvm_file {
 	const unsigned char *data;
 	size_t size;
 	unsigned version;		/* the header's, 8..12 */
-	unsigned memprof_version;
+	unsigned memprof_version;	/* 0..3 */
 	uint8_t schema[LLVM_TAG_HISTOGRAM];	/* tags, in stored order */
 	size_t nschema, mib_size;
-	size_t frames, nframes;		/* the frame array */
-	size_t stacks, stacks_end;	/* the call stacks' array */
-	size_t table;			/* the records' bucket array */
-	uint64_t nbuckets, nrecords;
+	struct llvm_table record_table;	/* function GUID -> record */
+	/* Version 3: the frame array and the call stacks' array. */
+	size_t frames, nframes;
+	size_t stacks, stacks_end;
+	/* Versions 0 to 2: frame id -> frame; version 2: stack id -> ids. */
+	struct llvm_table frame_table, stack_table;
 	uint64_t ncontexts;		/* alloc sites under their leaf */
 };
+
+/*
+ * The function GUID LLVM keys MemProf records and frames by: the first 8
+ * bytes of the MD5 of the canonical name, read little-endian.
+ */
+uint64_t llvm_guid(const char *linkage_name);
+
+/*
+ * NAME as LLVM hashes it: a ".llvm.NNN" or ".part.N" suffix dropped when
+ * the last '.' of NAME is the suffix's own; ".__uniq." kept.  Returns the
+ * length of the canonical prefix.
+ */
+size_t llvm_canonical_len(const char *name);
 
 /* Does DATA start with LLVM's indexed profile magic? */
 bool llvm_is_llvm(const void *data, size_t size);
@@ -85,9 +113,9 @@ bool llvm_is_llvm(const void *data, size_t size);
 /*
  * Check the SIZE bytes at DATA whole: header, MemProf section, schema,
  * frames, every call stack, every record and hash-table bucket.  Fails
- * with MP_E_BAD_VERSION (a header version out of 8..12, no MemProf data,
- * a MemProf version other than 3), MP_E_TRUNCATED or MP_E_CORRUPT, each
- * with the offset and the reason.
+ * with MP_E_BAD_VERSION (a header version out of 8..12, no MemProf data),
+ * MP_E_TRUNCATED, MP_E_CORRUPT or MP_E_TOO_LARGE, each with the offset
+ * and the reason.
  */
 enum mp_errcode llvm_open(struct llvm_file *f, const void *data, size_t size,
 			  struct mp_err *err);

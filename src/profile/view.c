@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/mp_file.h"
+#include "hashtable/ht.h"
 #include "llvm/llvm.h"
 
 void view_init(struct view *v)
@@ -317,6 +318,7 @@ static enum mp_errcode add_llvm(struct view *v, const char *path,
 	if (!vi)
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	vi->kind = "llvm";
+	v->nllvm++;
 	vi->version = vi->min_version = f->version;
 	vi->nprofiles = 1;
 	vi->compressed = buf->was_compressed;
@@ -382,6 +384,66 @@ enum mp_errcode view_add_buf(struct view *v, const char *path,
 	return add_raw(v, path, rf, err);
 }
 
+/* GUID -> name, for LLVM inputs' frames (view_symbolize). */
+struct guid_names {
+	struct ht_map map;		/* GUID -> name index + 1 */
+	const char **names;
+	size_t n, alloc;
+	struct mp_arena *arena;
+	bool nomem;
+};
+
+static void add_name(void *arg, const char *name)
+{
+	struct guid_names *g = arg;
+	uint64_t guid = llvm_guid(name);
+	uint32_t *slot;
+	bool added;
+
+	if (g->nomem)
+		return;
+	slot = ht_map_find_or_add(&g->map, guid, &added);
+	if (!slot || !MP_GROW(g->names, g->alloc, g->n + 1)) {
+		g->nomem = true;
+		return;
+	}
+	if (!added)
+		return;
+	g->names[g->n] = mp_arena_strdup(g->arena, name);
+	g->nomem = !g->names[g->n];
+	*slot = (uint32_t)++g->n;
+}
+
+/* Name the GUID frames of LLVM inputs by the binaries' functions. */
+static enum mp_errcode name_guids(struct view *v, struct sym_ctx *sym,
+				  struct mp_err *err)
+{
+	struct guid_names g = { .arena = &v->arena };
+	enum mp_errcode rc = sym_foreach_function(sym, add_name, &g, err);
+
+	if (!rc && g.nomem)
+		rc = mp_fail(err, MP_E_NOMEM, NULL);
+	for (size_t i = 0; !rc && i < v->ncontexts; i++) {
+		struct view_context *c = &v->contexts[i];
+
+		for (uint32_t k = 0; c->frames && k < c->nframes; k++) {
+			struct mp_frame *f = &c->frames[k];
+			uint32_t idx;
+			uint64_t guid;
+
+			if (!(f->flags & MP_FRAME_GUID) || !f->function ||
+			    strncmp(f->function, "guid:", 5))
+				continue;
+			guid = strtoull(f->function + 5, NULL, 16);
+			if (ht_map_get(&g.map, guid, &idx))
+				f->function = g.names[idx - 1];
+		}
+	}
+	ht_map_release(&g.map);
+	free(g.names);
+	return rc;
+}
+
 enum mp_errcode view_symbolize(struct view *v, struct sym_ctx *sym,
 			       bool keep_runtime, struct sym_stack_stats *stats,
 			       struct mp_err *err)
@@ -412,6 +474,8 @@ enum mp_errcode view_symbolize(struct view *v, struct sym_ctx *sym,
 		c->nframes = (uint32_t)buf.n;
 	}
 	sym_stack_release(&buf);
+	if (!rc && v->nllvm)
+		rc = name_guids(v, sym, err);
 	return rc;
 }
 

@@ -81,6 +81,7 @@ struct view {
 	size_t ncontexts;
 	struct raw_file **raws;	/* owned raw files */
 	size_t nraws;
+	size_t nllvm;		/* LLVM inputs, whose frames are GUIDs */
 	struct mp_buf *bufs;	/* owned indexed files' bytes */
 	size_t nbufs, alloc_bufs;
 	struct mp_arena arena;
@@ -111,7 +112,9 @@ enum mp_errcode view_add_buf(struct view *v, const char *path,
 /*
  * Symbolize the frames of every raw context through SYM (which must
  * outlive V), dropping the allocation runtime's leading frames unless
- * KEEP_RUNTIME.  STATS may be NULL.
+ * KEEP_RUNTIME, and name the GUID frames of LLVM inputs by the functions
+ * of SYM's binaries (a GUID no binary defines stays "guid:HEX").  STATS
+ * may be NULL.
  */
 enum mp_errcode view_symbolize(struct view *v, struct sym_ctx *sym,
 			       bool keep_runtime, struct sym_stack_stats *stats,

@@ -1304,6 +1304,49 @@ static bool module_has_dwarf(struct sym_ctx *ctx, struct sym_module *m,
 	return m->dwarf;
 }
 
+/* ---- every function's name ---- */
+
+struct names_walk {
+	void (*fn)(void *arg, const char *name);
+	void *arg;
+};
+
+static int name_one(Dwarf_Die *die, void *arg)
+{
+	const struct names_walk *w = arg;
+	const char *name = die_name(die);
+
+	if (name)
+		w->fn(w->arg, name);
+	return DWARF_CB_OK;
+}
+
+enum mp_errcode sym_foreach_function(struct sym_ctx *ctx,
+				     void (*fn)(void *arg, const char *name),
+				     void *arg, struct mp_err *err)
+{
+	struct names_walk w = { fn, arg };
+	bool nomem = false;
+
+	for (size_t i = 0; i < ctx->nmods; i++) {
+		struct sym_module *m = ctx->mods[i];
+		Dwarf_Off off = 0, next;
+		size_t hsize;
+
+		if (!module_has_dwarf(ctx, m, &nomem))
+			continue;
+		while (dwarf_nextcu(m->dw, off, &next, &hsize, NULL, NULL,
+				    NULL) == 0) {
+			Dwarf_Die cu;
+
+			if (dwarf_offdie(m->dw, off + hsize, &cu))
+				dwarf_getfuncs(&cu, name_one, &w, 0);
+			off = next;
+		}
+	}
+	return nomem ? mp_fail(err, MP_E_NOMEM, NULL) : MP_OK;
+}
+
 /* The innermost subprogram range of CU holding A, or NULL. */
 static const struct sym_range *cu_find(const struct sym_cu *cu, uint64_t a)
 {

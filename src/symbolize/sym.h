@@ -342,6 +342,16 @@ size_t sym_user_start(const struct sym_frame *const *frames, size_t n);
 bool sym_is_alloc_library(const char *function);
 
 /*
+ * Call FN with the linkage name (else the name) of every function the
+ * DWARF of CTX's modules defines, as the symbolizer names frames: to map
+ * LLVM's function GUIDs back to names.  A name may come more than once.
+ * Fails only with MP_E_NOMEM.
+ */
+enum mp_errcode sym_foreach_function(struct sym_ctx *ctx,
+				     void (*fn)(void *arg, const char *name),
+				     void *arg, struct mp_err *err);
+
+/*
  * C++ names demangled for display, each distinct name once, with no
  * limit on length:
  *

@@ -14,11 +14,11 @@
 START_TEST(guids_are_md5_of_the_canonical_name)
 {
 	/* hashlib.md5(name).digest()[:8], little-endian. */
-	ck_assert_uint_eq(exp_llvm_guid("main"), 0xdb956436e78dd5faULL);
-	ck_assert_uint_eq(exp_llvm_guid("_Z10scalar_newv"), 0x1c767630fbf125a0ULL);
-	ck_assert_uint_eq(exp_llvm_guid("foo"), 0x5cf8c24cdb18bdacULL);
-	ck_assert_uint_eq(exp_llvm_guid("foo.llvm.123"), exp_llvm_guid("foo"));
-	ck_assert_uint_eq(exp_llvm_guid("foo.part.2"), exp_llvm_guid("foo"));
+	ck_assert_uint_eq(llvm_guid("main"), 0xdb956436e78dd5faULL);
+	ck_assert_uint_eq(llvm_guid("_Z10scalar_newv"), 0x1c767630fbf125a0ULL);
+	ck_assert_uint_eq(llvm_guid("foo"), 0x5cf8c24cdb18bdacULL);
+	ck_assert_uint_eq(llvm_guid("foo.llvm.123"), llvm_guid("foo"));
+	ck_assert_uint_eq(llvm_guid("foo.part.2"), llvm_guid("foo"));
 }
 END_TEST
 
@@ -37,9 +37,9 @@ START_TEST(canonical_names)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		ck_assert_msg(exp_llvm_canonical_len(cases[i].name) == cases[i].len,
+		ck_assert_msg(llvm_canonical_len(cases[i].name) == cases[i].len,
 			      "%s: %zu, want %zu", cases[i].name,
-			      exp_llvm_canonical_len(cases[i].name), cases[i].len);
+			      llvm_canonical_len(cases[i].name), cases[i].len);
 }
 END_TEST
 
@@ -60,10 +60,10 @@ static const struct mp_frame ctx_b[] = {
 	FR("main", 32, 3, 30, 0),
 };
 
-static char *write_profile(int order, unsigned header, size_t *len)
+static char *write_mp(int order, unsigned header, unsigned mv, size_t *len)
 {
 	struct exp_llvm_opts o = { .header_version = header,
-				   .memprof_version = 3 };
+				   .memprof_version = mv };
 	struct exp_llvm x;
 	struct mp_err err = { 0 };
 	struct mp_mib m;
@@ -89,6 +89,11 @@ static char *write_profile(int order, unsigned header, size_t *len)
 	fclose(fp);
 	exp_llvm_release(&x);
 	return buf;
+}
+
+static char *write_profile(int order, unsigned header, size_t *len)
+{
+	return write_mp(order, header, 3, len);
 }
 
 static uint64_t le64(const char *p)
@@ -141,20 +146,25 @@ static enum mp_errcode count_ctx(void *arg, const struct llvm_context *c,
 	return MP_OK;
 }
 
-/* What we write, our reader reads back: the contexts and their MIBs. */
+/* What we write, our reader reads back: the contexts and their MIBs,
+ * from MemProf version 3 and 0, under headers 12 and 8. */
 START_TEST(read_back)
 {
-	size_t n, allocs = 0;
-	char *a = write_profile(0, 12, &n);
-	struct mp_err err = { 0 };
-	struct llvm_file f;
+	for (unsigned mv = 0; mv <= 3; mv += 3) {
+		size_t n, allocs = 0;
+		char *a = write_mp(0, mv ? 12 : 8, mv, &n);
+		struct mp_err err = { 0 };
+		struct llvm_file f;
 
-	ck_assert_int_eq(llvm_open(&f, a, n, &err), MP_OK);
-	ck_assert_uint_eq(f.version, 12);
-	ck_assert_uint_eq(f.ncontexts, 2);
-	ck_assert_int_eq(llvm_foreach_context(&f, count_ctx, &allocs, &err), MP_OK);
-	ck_assert_uint_eq(allocs, 6);
-	free(a);
+		ck_assert_int_eq(llvm_open(&f, a, n, &err), MP_OK);
+		ck_assert_uint_eq(f.version, mv ? 12 : 8);
+		ck_assert_uint_eq(f.memprof_version, mv);
+		ck_assert_uint_eq(f.ncontexts, 2);
+		ck_assert_int_eq(llvm_foreach_context(&f, count_ctx, &allocs,
+						      &err), MP_OK);
+		ck_assert_uint_eq(allocs, 6);
+		free(a);
+	}
 }
 END_TEST
 
@@ -163,7 +173,7 @@ END_TEST
 START_TEST(truncation_and_mutation_sweeps)
 {
 	size_t n, accepted = 0;
-	char *a = write_profile(0, 8, &n);
+	char *a = write_mp(0, 8, _i ? 3 : 0, &n);	/* MemProf 0, then 3 */
 	struct mp_err err = { 0 };
 	struct llvm_file f;
 
@@ -220,7 +230,7 @@ int main(void)
 	tcase_add_test(tc, layout_and_determinism);
 	tcase_add_test(tc, bad_header_version);
 	tcase_add_test(tc, read_back);
-	tcase_add_test(tc, truncation_and_mutation_sweeps);
+	tcase_add_loop_test(tc, truncation_and_mutation_sweeps, 0, 2);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
