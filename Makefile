@@ -25,7 +25,7 @@ endif
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -Isrc -Iinclude $(WARN) $(CFLAGS) -MMD -MP
 # libstdc++ only for __cxa_demangle (display of C++ names); libmd for the
 # MD5 of LLVM's function GUIDs.
-LIBS    := -ldw -lelf -lzstd -lmd -lstdc++ -pthread -lm
+LIBS    := -ldw -lelf -lzstd -lmd -lz -lstdc++ -pthread -lm
 
 CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)

@@ -13,7 +13,9 @@
 #include "common/mp_file.h"
 #include "export/export.h"
 #include "merge/merge.h"
+#include "profile/compare.h"
 #include "profile/view.h"
+#include "symbolize/sym.h"
 
 const struct cli_command cli_cmd_merge = {
 	.name = "merge",
@@ -24,8 +26,10 @@ const struct cli_command cli_cmd_merge = {
 		    "[--input-files=LIST]... [-j N] "
 		    "[--failure-mode=any|all|warn] [--strict] "
 		    "[--keep-runtime] [--alloc-function=GLOB]... [--no-progress] "
-		    "[--format=memprof|llvm] [--llvm-header=8|12] "
-		    "[--llvm-memprof-version=3|0] [--llvm-full-schema] INPUT...",
+		    "[--format=memprof|llvm|pprof|folded] [--llvm-header=8|12] "
+		    "[--llvm-memprof-version=3|0] [--llvm-full-schema] "
+		    "[--value=bytes|allocs|accesses|lifetime] [--no-demangle] "
+		    "INPUT...",
 };
 
 static void help(void)
@@ -57,7 +61,13 @@ static void help(void)
 	       "  --format=FMT   memprof (default): our indexed profile; llvm: "
 	       "LLVM's indexed\n"
 	       "                 profile with MemProf, for clang "
-	       "-fmemory-profile-use\n"
+	       "-fmemory-profile-use;\n"
+	       "                 pprof: gzip'ed profile.proto for pprof; "
+	       "folded: folded\n"
+	       "                 stacks for flame graph tools\n"
+	       "  --value=V      folded: bytes (default), allocs, accesses or "
+	       "lifetime\n"
+	       "  --no-demangle  pprof, folded: C++ names as linkage names\n"
 	       "  --llvm-header=V  LLVM header version 8 (default, the RFC's) "
 	       "or 12\n"
 	       "                 (llvm-profdata-19's)\n"
@@ -231,16 +241,27 @@ static void inputs_release(struct inputs *in)
 	free(in->v);
 }
 
+/* The formats merge writes besides its own. */
+enum out_format { OUT_MEMPROF, OUT_LLVM, OUT_PPROF, OUT_FOLDED };
+
+struct export_opts {
+	enum out_format format;
+	struct exp_llvm_opts llvm;
+	enum mib_field value;	/* folded: the value of a line */
+	bool demangle;
+};
+
 /*
- * merge --format=llvm: the merged profile, in our format in memory with
- * every allocator-library frame and start line, exported as LLVM's
- * indexed profile through a temporary file.
+ * merge --format=llvm|pprof|folded: the merged profile, in our format in
+ * memory (with every allocator-library frame and start line, which the
+ * LLVM export needs), exported through a temporary file.
  */
-static int write_llvm(struct merge *m, const struct exp_llvm_opts *lo,
-		      const char *out)
+static int write_export(struct merge *m, const struct export_opts *xo,
+			const char *out)
 {
 	struct mp_outfile of = { 0 };
 	struct mp_err err = { 0 };
+	struct sym_demangler dm;
 	struct mp_buf buf;
 	struct exp_llvm x;
 	struct view v;
@@ -248,20 +269,38 @@ static int write_llvm(struct merge *m, const struct exp_llvm_opts *lo,
 
 	view_init(&v);
 	exp_llvm_init(&x);
+	sym_demangler_init(&dm);
 	if (merge_bytes(m, &buf, &err) ||
 	    view_add_buf(&v, out, &buf, NULL, &err) ||
-	    exp_llvm_add_view(&x, &v, NULL, &err)) {
+	    (xo->format == OUT_LLVM && exp_llvm_add_view(&x, &v, NULL, &err))) {
 		cli_fail(NULL, &err);
 		goto out;
 	}
-	if (mp_outfile_open(&of, out, &err) ||
-	    exp_llvm_write(&x, lo, of.fp, &err) || mp_outfile_commit(&of, &err)) {
+	if (mp_outfile_open(&of, out, &err)) {
 		cli_fail(out, &err);
+		goto out;
+	}
+	switch (xo->format) {
+	case OUT_LLVM:
+		rc = exp_llvm_write(&x, &xo->llvm, of.fp, &err);
+		break;
+	case OUT_PPROF:
+		rc = exp_pprof_write(&v, xo->demangle ? &dm : NULL, of.fp, &err);
+		break;
+	default:
+		rc = exp_folded_write(&v, xo->value, xo->demangle ? &dm : NULL,
+				      of.fp, &err);
+		break;
+	}
+	if (rc || mp_outfile_commit(&of, &err)) {
+		rc = cli_fail(err.code == MP_E_IO || err.code == MP_E_NOMEM
+			      ? out : NULL, &err);
 		goto out;
 	}
 	rc = EXIT_OK;
 out:
 	mp_outfile_abort(&of);
+	sym_demangler_release(&dm);
 	exp_llvm_release(&x);
 	view_release(&v);
 	return rc;
@@ -271,7 +310,7 @@ int cmd_merge(int argc, char **argv)
 {
 	enum { OPT_WEIGHT = OPT__NEXT, OPT_INPUT_FILES, OPT_FAILURE_MODE,
 	       OPT_NO_PROGRESS, OPT_FORMAT, OPT_LLVM_HEADER,
-	       OPT_LLVM_FULL_SCHEMA, OPT_LLVM_MEMPROF_VERSION };
+	       OPT_LLVM_FULL_SCHEMA, OPT_LLVM_MEMPROF_VERSION, OPT_VALUE };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "weight", required_argument, NULL, OPT_WEIGHT },
@@ -284,6 +323,8 @@ int cmd_merge(int argc, char **argv)
 		{ "llvm-full-schema", no_argument, NULL, OPT_LLVM_FULL_SCHEMA },
 		{ "llvm-memprof-version", required_argument, NULL,
 		  OPT_LLVM_MEMPROF_VERSION },
+		{ "value", required_argument, NULL, OPT_VALUE },
+		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ "help", no_argument, NULL, 'h' },
 		CLI_SYM_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
@@ -296,8 +337,10 @@ int cmd_merge(int argc, char **argv)
 	struct cli_sym so = { 0 };
 	struct sym_ctx sym = { 0 };
 	struct merge m = { 0 };
-	struct exp_llvm_opts lo = { .header_version = 8, .memprof_version = 3 };
-	bool llvm = false;
+	struct export_opts xo = {
+		.format = OUT_MEMPROF, .value = MIB_TotalSize, .demangle = true,
+		.llvm = { .header_version = 8, .memprof_version = 3 },
+	};
 	const char *out = NULL;
 	unsigned long long n;
 	int c, rc = EXIT_USAGE;
@@ -356,13 +399,35 @@ int cmd_merge(int argc, char **argv)
 			prog.show = false;
 			break;
 		case OPT_FORMAT:
-			if (strcmp(optarg, "memprof") && strcmp(optarg, "llvm")) {
-				cli_usage_error(&cli_cmd_merge,
-					"unknown format '%s' (memprof or llvm)",
+			if (!strcmp(optarg, "memprof"))
+				xo.format = OUT_MEMPROF;
+			else if (!strcmp(optarg, "llvm"))
+				xo.format = OUT_LLVM;
+			else if (!strcmp(optarg, "pprof"))
+				xo.format = OUT_PPROF;
+			else if (!strcmp(optarg, "folded"))
+				xo.format = OUT_FOLDED;
+			else {
+				cli_usage_error(&cli_cmd_merge, "unknown format "
+					"'%s' (memprof, llvm, pprof or folded)",
 					optarg);
 				goto out;
 			}
-			llvm = strcmp(optarg, "llvm") == 0;
+			break;
+		case OPT_VALUE: {
+			int f = cmp_metric_parse(optarg);
+
+			if (f < 0) {
+				cli_usage_error(&cli_cmd_merge, "--value wants bytes, "
+					"allocs, accesses, lifetime or a MIB field, "
+					"not '%s'", optarg);
+				goto out;
+			}
+			xo.value = (enum mib_field)f;
+			break;
+		}
+		case OPT_NO_DEMANGLE:
+			xo.demangle = false;
 			break;
 		case OPT_LLVM_HEADER:
 			if (strcmp(optarg, "8") && strcmp(optarg, "12")) {
@@ -371,10 +436,10 @@ int cmd_merge(int argc, char **argv)
 					optarg);
 				goto out;
 			}
-			lo.header_version = (unsigned)atoi(optarg);
+			xo.llvm.header_version = (unsigned)atoi(optarg);
 			break;
 		case OPT_LLVM_FULL_SCHEMA:
-			lo.full_schema = true;
+			xo.llvm.full_schema = true;
 			break;
 		case OPT_LLVM_MEMPROF_VERSION:
 			if (strcmp(optarg, "0") && strcmp(optarg, "3")) {
@@ -383,7 +448,7 @@ int cmd_merge(int argc, char **argv)
 					optarg);
 				goto out;
 			}
-			lo.memprof_version = (unsigned)atoi(optarg);
+			xo.llvm.memprof_version = (unsigned)atoi(optarg);
 			break;
 		case 'h':
 			help();
@@ -418,7 +483,7 @@ int cmd_merge(int argc, char **argv)
 	if ((rc = cli_sym_setup(&so, &sym)) != EXIT_OK)
 		goto out;
 	opts.alloc = &so.alloc;
-	opts.need_start_lines = llvm;
+	opts.need_start_lines = xo.format == OUT_LLVM;
 	merge_init(&m, &opts, &sym);
 	rc = EXIT_ERROR;
 	if (merge_run(&m, in.v, in.n, &err)) {
@@ -427,8 +492,8 @@ int cmd_merge(int argc, char **argv)
 			cli_fail(NULL, &err);
 		goto out;
 	}
-	if (llvm) {
-		rc = write_llvm(&m, &lo, out);
+	if (xo.format != OUT_MEMPROF) {
+		rc = write_export(&m, &xo, out);
 		goto out;
 	}
 	if (merge_write(&m, out, &err)) {

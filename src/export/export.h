@@ -99,6 +99,34 @@ enum mp_errcode exp_llvm_write(struct exp_llvm *x,
 			       struct mp_err *err);
 
 struct view;
+struct sym_demangler;
+
+/*
+ * V (every context, frames expanded as the view shows them: the
+ * allocator's frames hidden) as pprof's profile.proto, gzip-compressed:
+ * one sample per context with the values alloc_objects/count,
+ * total_lifetime/milliseconds, access_count/count and alloc_space/bytes
+ * (last, so that viewers show bytes by default); numeric labels bytes
+ * (average object size) and lifetime_access_density, and the string label
+ * alloc_type (hot, cold or notcold, by the compiler's rule with its
+ * default thresholds).  A location is one PC with its inline frames,
+ * callee first; a function carries its demangled name (through DM, may be
+ * NULL), linkage name, file and first line; an unsymbolized frame stays
+ * an address in the mapping of its module's build id.  Fails with
+ * MP_E_NOMEM, MP_E_IO or view_frames()'s errors.
+ */
+enum mp_errcode exp_pprof_write(struct view *v, struct sym_demangler *dm,
+				FILE *out, struct mp_err *err);
+
+/*
+ * V as folded stacks: one line per context whose VALUE field is not 0,
+ * "outermost;...;leaf VALUE", names demangled through DM (may be NULL),
+ * ';' in a name written as ':'.  Read by speedscope, Perfetto and
+ * flamegraph tools.
+ */
+enum mp_errcode exp_folded_write(struct view *v, enum mib_field value,
+				 struct sym_demangler *dm, FILE *out,
+				 struct mp_err *err);
 
 /*
  * Add every context of V (frames expanded, raw ones symbolized with the

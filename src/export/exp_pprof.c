@@ -1,0 +1,438 @@
+/*
+ * exp_pprof.c - a profile as pprof's profile.proto, gzip-compressed, and
+ * as folded stacks (export.h).
+ *
+ * The protobuf encoding is written here by hand: the message is a handful
+ * of varint and length-delimited fields (see pprof's proto/profile.proto),
+ * which a hundred lines encode; protobuf-c would add a code generator and
+ * a library to the build for that.  gzip is zlib's (deflate with a gzip
+ * header), which libdw already pulls in.
+ */
+#include "export.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "profile/compare.h"
+#include "profile/view.h"
+
+/* ---- a protobuf writer ---- */
+
+struct pb {
+	unsigned char *d;
+	size_t n, alloc;
+	bool oom;
+};
+
+static void pb_bytes(struct pb *b, const void *p, size_t len)
+{
+	if (b->oom || !MP_GROW(b->d, b->alloc, b->n + len + 1)) {
+		b->oom = true;
+		return;
+	}
+	memcpy(b->d + b->n, p, len);
+	b->n += len;
+}
+
+static void pb_varint(struct pb *b, uint64_t v)
+{
+	unsigned char tmp[10];
+	size_t n = 0;
+
+	do {
+		tmp[n++] = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+	pb_bytes(b, tmp, n);
+}
+
+static void pb_key(struct pb *b, unsigned field, unsigned wire)
+{
+	pb_varint(b, (uint64_t)field << 3 | wire);
+}
+
+/* Field FIELD = V (varint); zero values are left out, as proto3 does. */
+static void pb_uint(struct pb *b, unsigned field, uint64_t v)
+{
+	if (!v)
+		return;
+	pb_key(b, field, 0);
+	pb_varint(b, v);
+}
+
+/* Field FIELD = the bytes of SUB (a nested message or a string). */
+static void pb_sub(struct pb *b, unsigned field, const void *p, size_t len)
+{
+	pb_key(b, field, 2);
+	pb_varint(b, len);
+	pb_bytes(b, p, len);
+}
+
+/* ---- the tables pprof's messages refer to by id ---- */
+
+/* Strings, functions and locations, each interned once by content. */
+struct interned {
+	struct ht ht;
+	char **keys;		/* owned, NUL-terminated */
+	size_t *lens;
+	size_t n, akeys, alens;
+};
+
+struct key {
+	const char *s;
+	size_t len;
+	const struct interned *t;
+};
+
+static bool same_key(const void *key, uint32_t id, const void *arg)
+{
+	const struct key *k = key;
+
+	(void)arg;
+	return k->t->lens[id] == k->len && memcmp(k->t->keys[id], k->s, k->len) == 0;
+}
+
+/* The id (1-based, 0 for the first string of the string table) of S. */
+static int64_t intern(struct interned *t, const char *s, size_t len,
+		      bool *added)
+{
+	struct key k = { s, len, t };
+	uint64_t h = mp_hash_bytes(s, len, 0x9b);
+	uint32_t id = ht_find(&t->ht, h, same_key, &k, NULL);
+	char *copy;
+
+	*added = false;
+	if (id != HT_NONE)
+		return id;
+	copy = malloc(len + 1);
+	if (!copy || !MP_GROW(t->keys, t->akeys, t->n + 1) ||
+	    !MP_GROW(t->lens, t->alens, t->n + 1) ||
+	    ht_insert(&t->ht, h, (uint32_t)t->n)) {
+		free(copy);
+		return -1;
+	}
+	memcpy(copy, s, len);
+	copy[len] = '\0';
+	t->keys[t->n] = copy;
+	t->lens[t->n] = len;
+	*added = true;
+	return (int64_t)t->n++;
+}
+
+static void interned_release(struct interned *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(t->keys[i]);
+	free(t->keys);
+	free(t->lens);
+	ht_release(&t->ht);
+}
+
+struct pprof {
+	struct pb out;			/* the Profile message */
+	struct interned strings, functions, locations, mappings;
+	struct sym_demangler *dm;
+	bool failed;
+};
+
+static int64_t str_id(struct pprof *p, const char *s)
+{
+	bool added;
+	int64_t id = intern(&p->strings, s ? s : "", s ? strlen(s) : 0, &added);
+
+	if (id < 0) {
+		p->failed = true;
+		return 0;
+	}
+	if (added)
+		pb_sub(&p->out, 6, s ? s : "", s ? strlen(s) : 0);
+	return id;
+}
+
+/* The function of symbolized frame F: its id (1-based). */
+static uint64_t function_id(struct pprof *p, const struct mp_frame *f)
+{
+	const char *name = f->function ? f->function : "??";
+	const char *pretty = p->dm ? sym_demangled(p->dm, name) : name;
+	char key[64];
+	struct pb msg = { 0 };
+	bool added;
+	int64_t id;
+	int klen;
+
+	/* Identity: linkage name, file, start line. */
+	klen = snprintf(key, sizeof(key), "\x1f%u\x1f", f->start_line);
+	{
+		struct pb k = { 0 };
+
+		pb_bytes(&k, name, strlen(name));
+		pb_bytes(&k, key, (size_t)klen);
+		if (f->file)
+			pb_bytes(&k, f->file, strlen(f->file));
+		id = k.oom ? -1 : intern(&p->functions, (char *)k.d, k.n, &added);
+		free(k.d);
+	}
+	if (id < 0) {
+		p->failed = true;
+		return 0;
+	}
+	if (added) {
+		pb_uint(&msg, 1, (uint64_t)id + 1);
+		pb_uint(&msg, 2, (uint64_t)str_id(p, pretty));
+		pb_uint(&msg, 3, (uint64_t)str_id(p, name));
+		pb_uint(&msg, 4, (uint64_t)str_id(p, f->file));
+		pb_uint(&msg, 5, f->start_line);
+		p->failed |= msg.oom;
+		pb_sub(&p->out, 5, msg.d, msg.n);
+		free(msg.d);
+	}
+	return (uint64_t)id + 1;
+}
+
+/* The mapping of an unsymbolized frame's module (0: none known). */
+static uint64_t mapping_id(struct pprof *p, const struct mp_frame *f)
+{
+	char hex[2 * 255 + 1];
+	struct pb msg = { 0 };
+	bool added;
+	int64_t id;
+
+	if (!f->build_id_size)
+		return 0;
+	mp_frame_build_id_hex(f, hex, sizeof(hex));
+	id = intern(&p->mappings, hex, strlen(hex), &added);
+	if (id < 0) {
+		p->failed = true;
+		return 0;
+	}
+	if (added) {
+		pb_uint(&msg, 1, (uint64_t)id + 1);
+		pb_uint(&msg, 5, (uint64_t)str_id(p, hex));
+		pb_uint(&msg, 6, (uint64_t)str_id(p, hex));
+		p->failed |= msg.oom;
+		pb_sub(&p->out, 3, msg.d, msg.n);
+		free(msg.d);
+	}
+	return (uint64_t)id + 1;
+}
+
+/*
+ * The location of one PC: frames F[0..N-1], innermost first, all but the
+ * last inlined into the next.  pprof lists a location's lines callee
+ * first, as they come.
+ */
+static uint64_t location_id(struct pprof *p, const struct mp_frame *f,
+			    uint32_t n)
+{
+	struct pb key = { 0 }, msg = { 0 };
+	bool added;
+	int64_t id;
+
+	for (uint32_t k = 0; k < n; k++) {
+		char *s = mp_frame_string(&f[k], NULL);
+
+		if (!s) {
+			p->failed = true;
+			free(key.d);
+			return 0;
+		}
+		pb_bytes(&key, s, strlen(s));
+		pb_bytes(&key, "\x1e", 1);
+		free(s);
+	}
+	id = key.oom ? -1 : intern(&p->locations, (char *)key.d, key.n, &added);
+	free(key.d);
+	if (id < 0) {
+		p->failed = true;
+		return 0;
+	}
+	if (!added)
+		return (uint64_t)id + 1;
+	pb_uint(&msg, 1, (uint64_t)id + 1);
+	if (!mp_frame_symbolized(&f[0])) {
+		pb_uint(&msg, 2, mapping_id(p, &f[0]));
+		pb_uint(&msg, 3, mp_frame_where(&f[0]));
+	} else {
+		for (uint32_t k = 0; k < n; k++) {
+			struct pb line = { 0 };
+
+			pb_uint(&line, 1, function_id(p, &f[k]));
+			pb_uint(&line, 2, f[k].line);
+			p->failed |= line.oom;
+			pb_sub(&msg, 4, line.d, line.n);
+			free(line.d);
+		}
+	}
+	p->failed |= msg.oom;
+	pb_sub(&p->out, 4, msg.d, msg.n);
+	free(msg.d);
+	return (uint64_t)id + 1;
+}
+
+static void value_type(struct pprof *p, unsigned field, const char *type,
+		       const char *unit)
+{
+	struct pb msg = { 0 };
+
+	pb_uint(&msg, 1, (uint64_t)str_id(p, type));
+	pb_uint(&msg, 2, (uint64_t)str_id(p, unit));
+	p->failed |= msg.oom;
+	pb_sub(&p->out, field, msg.d, msg.n);
+	free(msg.d);
+}
+
+static void label(struct pb *s, struct pprof *p, const char *key,
+		  const char *str, int64_t num, const char *unit)
+{
+	struct pb msg = { 0 };
+
+	pb_uint(&msg, 1, (uint64_t)str_id(p, key));
+	if (str)
+		pb_uint(&msg, 2, (uint64_t)str_id(p, str));
+	else
+		pb_uint(&msg, 3, (uint64_t)num);
+	if (unit)
+		pb_uint(&msg, 4, (uint64_t)str_id(p, unit));
+	p->failed |= msg.oom;
+	pb_sub(s, 3, msg.d, msg.n);
+	free(msg.d);
+}
+
+/* One sample per context: its locations, its four values, its labels. */
+static void sample(struct pprof *p, const struct view_context *c)
+{
+	static const struct cmp_thresholds t = CMP_THRESHOLDS_DEFAULT;
+	const struct mp_mib *m = &c->mib;
+	struct pb s = { 0 }, ids = { 0 }, vals = { 0 };
+	uint64_t allocs = m->v[MIB_AllocCount];
+
+	for (uint32_t i = 0, end; i < c->nframes; i = end) {
+		for (end = i; end < c->nframes && mp_frame_inlined(&c->frames[end]);
+		     end++)
+			;
+		end = end < c->nframes ? end + 1 : c->nframes;
+		pb_varint(&ids, location_id(p, c->frames + i, end - i));
+	}
+	pb_sub(&s, 1, ids.d, ids.n);
+	pb_varint(&vals, allocs);
+	pb_varint(&vals, m->v[MIB_TotalLifetime]);
+	pb_varint(&vals, m->v[MIB_TotalAccessCount]);
+	pb_varint(&vals, m->v[MIB_TotalSize]);
+	pb_sub(&s, 2, vals.d, vals.n);
+	label(&s, p, "bytes", NULL,
+	      allocs ? (int64_t)(m->v[MIB_TotalSize] / allocs) : 0, "bytes");
+	label(&s, p, "lifetime_access_density", NULL,
+	      allocs ? (int64_t)(m->v[MIB_TotalLifetimeAccessDensity] / allocs)
+		     : 0, NULL);
+	label(&s, p, "alloc_type", cmp_class_name(cmp_classify(m, &t)), 0, NULL);
+	p->failed |= s.oom || ids.oom || vals.oom;
+	pb_sub(&p->out, 2, s.d, s.n);
+	free(s.d);
+	free(ids.d);
+	free(vals.d);
+}
+
+static enum mp_errcode gzip_write(const struct pb *b, FILE *out,
+				  struct mp_err *err)
+{
+	z_stream z;
+	unsigned char buf[65536];
+	int zrc;
+
+	memset(&z, 0, sizeof(z));
+	/* 15 + 16: a gzip header and trailer around the deflate stream. */
+	if (deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	z.next_in = b->d;
+	z.avail_in = (uInt)b->n;
+	do {
+		z.next_out = buf;
+		z.avail_out = sizeof(buf);
+		zrc = deflate(&z, Z_FINISH);
+		if (fwrite(buf, 1, sizeof(buf) - z.avail_out, out) !=
+		    sizeof(buf) - z.avail_out) {
+			deflateEnd(&z);
+			return mp_fail(err, MP_E_IO, "cannot write output: %s",
+				       strerror(errno ? errno : EIO));
+		}
+	} while (zrc == Z_OK);
+	deflateEnd(&z);
+	return zrc == Z_STREAM_END ? MP_OK : mp_fail(err, MP_E_NOMEM, NULL);
+}
+
+enum mp_errcode exp_pprof_write(struct view *v, struct sym_demangler *dm,
+				FILE *out, struct mp_err *err)
+{
+	struct pprof p = { .dm = dm };
+	enum mp_errcode rc = MP_OK;
+
+	str_id(&p, "");		/* string 0 must be "" */
+	value_type(&p, 1, "alloc_objects", "count");
+	value_type(&p, 1, "total_lifetime", "milliseconds");
+	value_type(&p, 1, "access_count", "count");
+	value_type(&p, 1, "alloc_space", "bytes");	/* last: the default */
+	for (size_t i = 0; i < v->ncontexts && !rc; i++) {
+		if ((rc = view_frames(v, &v->contexts[i], err)))
+			break;
+		sample(&p, &v->contexts[i]);
+	}
+	if (!rc && (p.failed || p.out.oom))
+		rc = mp_fail(err, MP_E_NOMEM, NULL);
+	if (!rc)
+		rc = gzip_write(&p.out, out, err);
+	free(p.out.d);
+	interned_release(&p.strings);
+	interned_release(&p.functions);
+	interned_release(&p.locations);
+	interned_release(&p.mappings);
+	return rc;
+}
+
+/* ---- folded stacks ---- */
+
+enum mp_errcode exp_folded_write(struct view *v, enum mib_field value,
+				 struct sym_demangler *dm, FILE *out,
+				 struct mp_err *err)
+{
+	enum mp_errcode rc = MP_OK;
+
+	for (size_t i = 0; i < v->ncontexts && !rc; i++) {
+		struct view_context *c = &v->contexts[i];
+
+		if ((rc = view_frames(v, c, err)))
+			break;
+		if (!c->mib.v[value])
+			continue;
+		/* Outermost first, as flame graph tools read them. */
+		for (uint32_t k = c->nframes; k-- > 0;) {
+			const struct mp_frame *f = &c->frames[k];
+			char *s = NULL;
+			const char *name;
+
+			if (mp_frame_symbolized(f))
+				name = dm && f->function
+					? sym_demangled(dm, f->function)
+					: f->function ? f->function : "??";
+			else
+				name = s = mp_frame_string(f, NULL);
+			if (!name)
+				return mp_fail(err, MP_E_NOMEM, NULL);
+			/* A ';' inside a name would split it: flame graph
+			 * tools split frames there. */
+			for (const char *q = name; *q; q++)
+				fputc(*q == ';' ? ':' : *q, out);
+			fputc(k ? ';' : ' ', out);
+			free(s);
+		}
+		if (!c->nframes)
+			fputs("[no frames] ", out);
+		fprintf(out, "%" PRIu64 "\n", c->mib.v[value]);
+	}
+	if (!rc && ferror(out))
+		rc = mp_fail(err, MP_E_IO, "cannot write output: %s",
+			     strerror(errno ? errno : EIO));
+	return rc;
+}
