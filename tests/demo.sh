@@ -20,7 +20,9 @@ step=0
 heading() {
 	step=$((step + 1))
 	printf '\n==== %d. %s\n' "$step" "$1"
-	printf '$ %s\n\n' "$2"
+	shift
+	printf '$ %s\n' "$@"
+	echo
 }
 run() {
 	"$BIN" "$@"
@@ -81,6 +83,17 @@ if command -v clang++-19 >/dev/null 2>&1; then
 else
 	echo "(clang++-19 is not installed: apt-get install clang-19 to run it; make check does)"
 fi
+
+heading "Look at it: a flame graph, and one of the change, for a browser or a CI artifact" \
+	"memprof-data merge --format=svg -o $OUT/basic.svg --binary=$F/basic.pie --binary=$F/libfixture.so $F/basic.pie.v4.profraw" \
+	"memprof-data diff --format=svg -o $OUT/grow10.svg $OUT/base.memprof $OUT/grow10.memprof"
+run merge --format=svg --no-progress -o "$OUT/basic.svg" --binary=$F/basic.pie \
+	--binary=$F/libfixture.so $F/basic.pie.v4.profraw 2>/dev/null
+run diff --format=svg -o "$OUT/grow10.svg" "$OUT/base.memprof" "$OUT/grow10.memprof"
+for f in basic.svg grow10.svg; do
+	echo "$OUT/$f: $(grep -c '<g data-x' "$OUT/$f") frames (open it in a browser: hover, click to zoom, Ctrl-F)"
+done
+echo "(--format=pprof writes the same for go tool pprof -http, --format=folded for speedscope)"
 
 printf '\n==== The files are in %s.\n' "$OUT"
 printf '==== man -l man/memprof-data.1 (and memprof-data-show.1, -merge.1, -diff.1) for every option and field.\n'

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/mp_file.h"
+#include "export/export.h"
 #include "profile/compare.h"
 #include "profile/view.h"
 
@@ -77,6 +79,7 @@ void cmp_cli_init(struct cmp_cli *co)
 	co->ro.match = CMP_MATCH_COLUMN;
 	co->demangle = true;
 	co->fmt = EMIT_TEXT;
+	co->value = MIB_TotalSize;
 }
 
 /* Load one side: every context of PATH, symbolized through SYM. */
@@ -97,6 +100,59 @@ static int load_side(struct view *v, const char *path, struct sym_ctx *sym,
 		return cli_fail(path, &err);
 	}
 	return EXIT_OK;
+}
+
+/*
+ * diff --format=svg: a differential flame graph of BASE and TEST, written
+ * to co->output (through a temporary file) or to standard output.
+ */
+static int write_svg(struct cmp_cli *co, struct view *base, struct view *test)
+{
+	struct exp_flame_opts fo = {
+		.value = co->value, .thresholds = co->ro.thresholds,
+		.dm = co->ro.demangler, .width = 1200,
+	};
+	struct mp_outfile of = { 0 };
+	struct mp_err err = { 0 };
+	struct exp_flame *f;
+	char subtitle[512];
+	FILE *out = stdout;
+	int rc = EXIT_ERROR;
+
+	snprintf(subtitle, sizeof(subtitle), "base %s, test %s: hover over a "
+		 "frame, click to zoom, Ctrl-F to search", co->ro.base_path,
+		 co->ro.test_path);
+	fo.subtitle = subtitle;
+	if (!(f = exp_flame_new(&fo))) {
+		cli_error(NULL, "out of memory");
+		return EXIT_ERROR;
+	}
+	if (exp_flame_add_view(f, test, EXP_FLAME_TEST, &err) ||
+	    exp_flame_add_view(f, base, EXP_FLAME_BASE, &err)) {
+		cli_fail(NULL, &err);
+		goto out;
+	}
+	if (co->output) {
+		if (mp_outfile_open(&of, co->output, &err)) {
+			cli_fail(co->output, &err);
+			goto out;
+		}
+		out = of.fp;
+	}
+	if (exp_flame_write_svg(f, &fo, out, &err) ||
+	    (co->output && mp_outfile_commit(&of, &err))) {
+		cli_fail(co->output, &err);
+		goto out;
+	}
+	if (!co->output && fflush(stdout)) {
+		cli_error(NULL, "cannot write to standard output");
+		goto out;
+	}
+	rc = EXIT_OK;
+out:
+	mp_outfile_abort(&of);
+	exp_flame_free(f);
+	return rc;
 }
 
 /*
@@ -139,7 +195,13 @@ int cmp_cli_run(struct cmp_cli *co, const struct cli_command *cmd,
 		cli_fail(NULL, &err);
 		goto out;
 	}
-	if (diff) {
+	if (diff && co->svg) {
+		diff->cmp = co->ro;
+		if ((rc = write_svg(co, &base, &test)))
+			goto out;
+		rc = EXIT_ERROR;
+		ok = report_diff_crossed(&c, diff, &crossed);
+	} else if (diff) {
 		diff->cmp = co->ro;
 		ok = e && report_diff(e, &c, diff, &crossed);
 	} else {

@@ -37,13 +37,16 @@ struct cmp_cli {
 	bool demangle;
 	struct sym_demangler dm;	/* ro.demangler, when demangle */
 	enum emit_format fmt;
+	bool svg;			/* diff --format=svg */
+	const char *output;		/* diff -o */
+	enum mib_field value;		/* diff --value: the graph's widths */
 };
 
 enum {
 	OPT_FORMAT = OPT__NEXT, OPT_MATCH, OPT_FUNCTION, OPT_TOP,
 	OPT_COLD_DENSITY, OPT_COLD_LIFETIME, OPT_HOT_DENSITY,
 	OPT_BY, OPT_METRICS, OPT_SORT, OPT_FAIL_IF, OPT_PER_CONTEXT,
-	OPT_FAIL_ON_FLIP,
+	OPT_FAIL_ON_FLIP, OPT_VALUE,
 };
 
 #define COMMON_LONGOPTS                                                   \

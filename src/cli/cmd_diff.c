@@ -15,7 +15,8 @@ const struct cli_command cli_cmd_diff = {
 	.name = "diff",
 	.run = cmd_diff,
 	.summary = "what changed between two profiles; gate CI on it",
-	.synopsis = "memprof-data diff [--format=text|yaml|json] "
+	.synopsis = "memprof-data diff [--format=text|yaml|json|svg] "
+		    "[-o OUT] [--value=bytes|allocs|accesses|lifetime] "
 		    "[--match=column|line|function] [--by=context|function] "
 		    "[--metrics=M,...] [--sort=METRIC] [--top=N] "
 		    "[--function=NAME] [--fail-if=METRIC:+N%|+ABS]... "
@@ -36,6 +37,8 @@ int cmd_diff(int argc, char **argv)
 		{ "fail-if", required_argument, NULL, OPT_FAIL_IF },
 		{ "per-context", no_argument, NULL, OPT_PER_CONTEXT },
 		{ "fail-on-flip", no_argument, NULL, OPT_FAIL_ON_FLIP },
+		{ "output", required_argument, NULL, 'o' },
+		{ "value", required_argument, NULL, OPT_VALUE },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const enum mib_field default_metrics[] = {
@@ -56,7 +59,11 @@ int cmd_diff(int argc, char **argv)
 	d.sort = MIB_TotalSize;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+		/* svg is diff's alone: a picture, not a document. */
+		co.svg = c == OPT_FORMAT ? !strcmp(optarg, "svg") : co.svg;
+		if (c == OPT_FORMAT && co.svg)
+			continue;
 		if ((r = cmp_cli_option(&co, &cli_cmd_diff, c, optarg)) < 0)
 			goto usage;
 		if (r)
@@ -134,6 +141,18 @@ int cmd_diff(int argc, char **argv)
 		case OPT_PER_CONTEXT:
 			d.per_context = true;
 			break;
+		case 'o':
+			co.output = optarg;
+			break;
+		case OPT_VALUE:
+			if ((f = cmp_metric_parse(optarg)) < 0) {
+				r = cli_usage_error(&cli_cmd_diff, "--value wants "
+					"bytes, allocs, accesses, lifetime or a MIB "
+					"field, not '%s'", optarg);
+				goto usage;
+			}
+			co.value = (enum mib_field)f;
+			break;
 		case OPT_FAIL_ON_FLIP:
 			d.fail_on_flip = true;
 			break;
@@ -158,6 +177,14 @@ int cmd_diff(int argc, char **argv)
 			       "  --per-context  gates apply to every row as well\n"
 			       "  --fail-on-flip exit 3 if any context changes "
 			       "hot/cold class\n"
+			       "  --format=svg   a differential flame graph instead: "
+			       "widths from TEST,\n"
+			       "                 red where the value grew, blue where "
+			       "it shrank\n"
+			       "  -o, --output=OUT  svg: the file to write (default: "
+			       "standard output)\n"
+			       "  --value=V      svg: bytes (default), allocs, "
+			       "accesses or lifetime\n"
 			       "\nExit status: 0 within thresholds, 1 error, 2 "
 			       "usage, 3 a threshold crossed.\n",
 			       cli_cmd_diff.synopsis);
@@ -170,6 +197,11 @@ int cmd_diff(int argc, char **argv)
 				argv[optind - 1]);
 			goto usage;
 		}
+	}
+	if (co.output && !co.svg) {
+		r = cli_usage_error(&cli_cmd_diff, "-o is for --format=svg; the "
+				    "report goes to standard output");
+		goto usage;
 	}
 	d.gates = gates;
 	r = cmp_cli_run(&co, &cli_cmd_diff, argc, argv, &d);

@@ -26,7 +26,7 @@ const struct cli_command cli_cmd_merge = {
 		    "[--input-files=LIST]... [-j N] "
 		    "[--failure-mode=any|all|warn] [--strict] "
 		    "[--keep-runtime] [--alloc-function=GLOB]... [--no-progress] "
-		    "[--format=memprof|llvm|pprof|folded] [--llvm-header=8|12] "
+		    "[--format=memprof|llvm|pprof|folded|svg] [--llvm-header=8|12] "
 		    "[--llvm-memprof-version=3|0] [--llvm-full-schema] "
 		    "[--value=bytes|allocs|accesses|lifetime] [--no-demangle] "
 		    "INPUT...",
@@ -64,10 +64,11 @@ static void help(void)
 	       "-fmemory-profile-use;\n"
 	       "                 pprof: gzip'ed profile.proto for pprof; "
 	       "folded: folded\n"
-	       "                 stacks for flame graph tools\n"
-	       "  --value=V      folded: bytes (default), allocs, accesses or "
-	       "lifetime\n"
-	       "  --no-demangle  pprof, folded: C++ names as linkage names\n"
+	       "                 stacks for flame graph tools; svg: a flame "
+	       "graph\n"
+	       "  --value=V      folded, svg: bytes (default), allocs, accesses "
+	       "or lifetime\n"
+	       "  --no-demangle  pprof, folded, svg: C++ names as linkage names\n"
 	       "  --llvm-header=V  LLVM header version 8 (default, the RFC's) "
 	       "or 12\n"
 	       "                 (llvm-profdata-19's)\n"
@@ -242,23 +243,29 @@ static void inputs_release(struct inputs *in)
 }
 
 /* The formats merge writes besides its own. */
-enum out_format { OUT_MEMPROF, OUT_LLVM, OUT_PPROF, OUT_FOLDED };
+enum out_format { OUT_MEMPROF, OUT_LLVM, OUT_PPROF, OUT_FOLDED, OUT_SVG };
 
 struct export_opts {
 	enum out_format format;
 	struct exp_llvm_opts llvm;
-	enum mib_field value;	/* folded: the value of a line */
+	enum mib_field value;	/* folded, svg: the value of a context */
 	bool demangle;
 };
 
 /*
- * merge --format=llvm|pprof|folded: the merged profile, in our format in
+ * merge --format=llvm|pprof|folded|svg: the merged profile, in our format in
  * memory (with every allocator-library frame and start line, which the
  * LLVM export needs), exported through a temporary file.
  */
 static int write_export(struct merge *m, const struct export_opts *xo,
-			const char *out)
+			const char *out, size_t ninputs)
 {
+	static const struct cmp_thresholds t = CMP_THRESHOLDS_DEFAULT;
+	struct exp_flame_opts fo = {
+		.value = xo->value, .thresholds = t, .width = 1200,
+	};
+	struct exp_flame *fl = NULL;
+	char subtitle[128];
 	struct mp_outfile of = { 0 };
 	struct mp_err err = { 0 };
 	struct sym_demangler dm;
@@ -270,9 +277,19 @@ static int write_export(struct merge *m, const struct export_opts *xo,
 	view_init(&v);
 	exp_llvm_init(&x);
 	sym_demangler_init(&dm);
+	snprintf(subtitle, sizeof(subtitle), "memprof-data merge of %zu input%s: "
+		 "hover over a frame, click to zoom, Ctrl-F to search", ninputs,
+		 ninputs == 1 ? "" : "s");
+	fo.dm = xo->demangle ? &dm : NULL;
+	fo.subtitle = subtitle;
+	if (xo->format == OUT_SVG && !(fl = exp_flame_new(&fo))) {
+		cli_error(NULL, "out of memory");
+		goto out;
+	}
 	if (merge_bytes(m, &buf, &err) ||
 	    view_add_buf(&v, out, &buf, NULL, &err) ||
-	    (xo->format == OUT_LLVM && exp_llvm_add_view(&x, &v, NULL, &err))) {
+	    (xo->format == OUT_LLVM && exp_llvm_add_view(&x, &v, NULL, &err)) ||
+	    (fl && exp_flame_add_view(fl, &v, EXP_FLAME_TEST, &err))) {
 		cli_fail(NULL, &err);
 		goto out;
 	}
@@ -287,6 +304,9 @@ static int write_export(struct merge *m, const struct export_opts *xo,
 	case OUT_PPROF:
 		rc = exp_pprof_write(&v, xo->demangle ? &dm : NULL, of.fp, &err);
 		break;
+	case OUT_SVG:
+		rc = exp_flame_write_svg(fl, &fo, of.fp, &err);
+		break;
 	default:
 		rc = exp_folded_write(&v, xo->value, xo->demangle ? &dm : NULL,
 				      of.fp, &err);
@@ -300,6 +320,7 @@ static int write_export(struct merge *m, const struct export_opts *xo,
 	rc = EXIT_OK;
 out:
 	mp_outfile_abort(&of);
+	exp_flame_free(fl);
 	sym_demangler_release(&dm);
 	exp_llvm_release(&x);
 	view_release(&v);
@@ -407,9 +428,11 @@ int cmd_merge(int argc, char **argv)
 				xo.format = OUT_PPROF;
 			else if (!strcmp(optarg, "folded"))
 				xo.format = OUT_FOLDED;
+			else if (!strcmp(optarg, "svg"))
+				xo.format = OUT_SVG;
 			else {
 				cli_usage_error(&cli_cmd_merge, "unknown format "
-					"'%s' (memprof, llvm, pprof or folded)",
+					"'%s' (memprof, llvm, pprof, folded or svg)",
 					optarg);
 				goto out;
 			}
@@ -493,7 +516,7 @@ int cmd_merge(int argc, char **argv)
 		goto out;
 	}
 	if (xo.format != OUT_MEMPROF) {
-		rc = write_export(&m, &xo, out);
+		rc = write_export(&m, &xo, out, in.n);
 		goto out;
 	}
 	if (merge_write(&m, out, &err)) {

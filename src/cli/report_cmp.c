@@ -328,3 +328,24 @@ bool report_diff(struct emit *e, const struct cmp *c,
 	*crossed = fail;
 	return true;
 }
+
+bool report_diff_crossed(const struct cmp *c, const struct report_diff_opts *o,
+			 bool *crossed)
+{
+	struct cmp_row *rows;
+	struct cmp_hot_cold h;
+	size_t nrows;
+
+	if (cmp_rows(c, o->by_function, o->sort, &rows, &nrows))
+		return false;
+	cmp_hot_cold(c, &o->cmp.thresholds, &h);
+	*crossed = o->fail_on_flip && h.flips;
+	for (size_t g = 0; g < o->ngates; g++) {
+		struct cmp_gate_result gr;
+
+		cmp_gate_eval(c, rows, nrows, &o->gates[g], o->per_context, &gr);
+		*crossed = *crossed || gr.whole || gr.rows_crossed;
+	}
+	free(rows);
+	return true;
+}

@@ -45,4 +45,12 @@ struct report_diff_opts {
 bool report_diff(struct emit *e, const struct cmp *c,
 		 const struct report_diff_opts *o, bool *crossed);
 
+/*
+ * Only the verdict of report_diff(), for a diff drawn as a picture: was a
+ * gate crossed (or a flip seen with fail_on_flip)?  False when out of
+ * memory.
+ */
+bool report_diff_crossed(const struct cmp *c, const struct report_diff_opts *o,
+			 bool *crossed);
+
 #endif /* REPORT_CMP_H */

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "exp_intern.h"
 #include "profile/compare.h"
 #include "profile/view.h"
 
@@ -73,67 +74,9 @@ static void pb_sub(struct pb *b, unsigned field, const void *p, size_t len)
 
 /* ---- the tables pprof's messages refer to by id ---- */
 
-/* Strings, functions and locations, each interned once by content. */
-struct interned {
-	struct ht ht;
-	char **keys;		/* owned, NUL-terminated */
-	size_t *lens;
-	size_t n, akeys, alens;
-};
-
-struct key {
-	const char *s;
-	size_t len;
-	const struct interned *t;
-};
-
-static bool same_key(const void *key, uint32_t id, const void *arg)
-{
-	const struct key *k = key;
-
-	(void)arg;
-	return k->t->lens[id] == k->len && memcmp(k->t->keys[id], k->s, k->len) == 0;
-}
-
-/* The id (1-based, 0 for the first string of the string table) of S. */
-static int64_t intern(struct interned *t, const char *s, size_t len,
-		      bool *added)
-{
-	struct key k = { s, len, t };
-	uint64_t h = mp_hash_bytes(s, len, 0x9b);
-	uint32_t id = ht_find(&t->ht, h, same_key, &k, NULL);
-	char *copy;
-
-	*added = false;
-	if (id != HT_NONE)
-		return id;
-	copy = malloc(len + 1);
-	if (!copy || !MP_GROW(t->keys, t->akeys, t->n + 1) ||
-	    !MP_GROW(t->lens, t->alens, t->n + 1) ||
-	    ht_insert(&t->ht, h, (uint32_t)t->n)) {
-		free(copy);
-		return -1;
-	}
-	memcpy(copy, s, len);
-	copy[len] = '\0';
-	t->keys[t->n] = copy;
-	t->lens[t->n] = len;
-	*added = true;
-	return (int64_t)t->n++;
-}
-
-static void interned_release(struct interned *t)
-{
-	for (size_t i = 0; i < t->n; i++)
-		free(t->keys[i]);
-	free(t->keys);
-	free(t->lens);
-	ht_release(&t->ht);
-}
-
 struct pprof {
 	struct pb out;			/* the Profile message */
-	struct interned strings, functions, locations, mappings;
+	struct exp_interned strings, functions, locations, mappings;
 	struct sym_demangler *dm;
 	bool failed;
 };
@@ -141,7 +84,7 @@ struct pprof {
 static int64_t str_id(struct pprof *p, const char *s)
 {
 	bool added;
-	int64_t id = intern(&p->strings, s ? s : "", s ? strlen(s) : 0, &added);
+	int64_t id = exp_intern(&p->strings, s ? s : "", s ? strlen(s) : 0, &added);
 
 	if (id < 0) {
 		p->failed = true;
@@ -172,7 +115,7 @@ static uint64_t function_id(struct pprof *p, const struct mp_frame *f)
 		pb_bytes(&k, key, (size_t)klen);
 		if (f->file)
 			pb_bytes(&k, f->file, strlen(f->file));
-		id = k.oom ? -1 : intern(&p->functions, (char *)k.d, k.n, &added);
+		id = k.oom ? -1 : exp_intern(&p->functions, (char *)k.d, k.n, &added);
 		free(k.d);
 	}
 	if (id < 0) {
@@ -203,7 +146,7 @@ static uint64_t mapping_id(struct pprof *p, const struct mp_frame *f)
 	if (!f->build_id_size)
 		return 0;
 	mp_frame_build_id_hex(f, hex, sizeof(hex));
-	id = intern(&p->mappings, hex, strlen(hex), &added);
+	id = exp_intern(&p->mappings, hex, strlen(hex), &added);
 	if (id < 0) {
 		p->failed = true;
 		return 0;
@@ -243,7 +186,7 @@ static uint64_t location_id(struct pprof *p, const struct mp_frame *f,
 		pb_bytes(&key, "\x1e", 1);
 		free(s);
 	}
-	id = key.oom ? -1 : intern(&p->locations, (char *)key.d, key.n, &added);
+	id = key.oom ? -1 : exp_intern(&p->locations, (char *)key.d, key.n, &added);
 	free(key.d);
 	if (id < 0) {
 		p->failed = true;
@@ -384,10 +327,10 @@ enum mp_errcode exp_pprof_write(struct view *v, struct sym_demangler *dm,
 	if (!rc)
 		rc = gzip_write(&p.out, out, err);
 	free(p.out.d);
-	interned_release(&p.strings);
-	interned_release(&p.functions);
-	interned_release(&p.locations);
-	interned_release(&p.mappings);
+	exp_interned_release(&p.strings);
+	exp_interned_release(&p.functions);
+	exp_interned_release(&p.locations);
+	exp_interned_release(&p.mappings);
 	return rc;
 }
 
@@ -408,22 +351,17 @@ enum mp_errcode exp_folded_write(struct view *v, enum mib_field value,
 			continue;
 		/* Outermost first, as flame graph tools read them. */
 		for (uint32_t k = c->nframes; k-- > 0;) {
-			const struct mp_frame *f = &c->frames[k];
-			char *s = NULL;
-			const char *name;
+			char *s;
+			const char *name = exp_frame_name(dm, &c->frames[k], &s);
 
-			if (mp_frame_symbolized(f))
-				name = dm && f->function
-					? sym_demangled(dm, f->function)
-					: f->function ? f->function : "??";
-			else
-				name = s = mp_frame_string(f, NULL);
 			if (!name)
 				return mp_fail(err, MP_E_NOMEM, NULL);
-			/* A ';' inside a name would split it: flame graph
-			 * tools split frames there. */
-			for (const char *q = name; *q; q++)
-				fputc(*q == ';' ? ':' : *q, out);
+			/* A ';' inside a name would split it (flame graph
+			 * tools split frames there), a newline the line. */
+			for (const unsigned char *q = (const unsigned char *)name;
+			     *q; q++)
+				fputc(*q == ';' ? ':' : *q < 0x20 || *q == 0x7f ? '?'
+				      : *q, out);
 			fputc(k ? ';' : ' ', out);
 			free(s);
 		}

@@ -43,6 +43,7 @@
 #include "common/mp_frame.h"
 #include "common/mp_mib.h"
 #include "hashtable/ht.h"
+#include "profile/compare.h"
 
 struct exp_llvm_opts {
 	unsigned header_version;	/* 8 (default) or 12 */
@@ -137,5 +138,53 @@ enum mp_errcode exp_folded_write(struct view *v, enum mib_field value,
  */
 enum mp_errcode exp_llvm_add_view(struct exp_llvm *x, struct view *v,
 				  const uint64_t *weights, struct mp_err *err);
+
+/*
+ * Flame graphs, one self-contained SVG file (its own small script: hover
+ * for a frame's figures, click to zoom, search; no network, no external
+ * file).  Contexts are folded into a tree of frames, outermost at the
+ * root, named as folded stacks name them; the allocator frames the view
+ * hides are hidden.  A frame's width is its contexts' VALUE; its colour
+ * the hot/cold class (THRESHOLDS) holding most of it, or, when a base
+ * profile was added (a differential graph), how much the value grew
+ * (red) or shrank (blue) from base to test relative to the larger of the
+ * two, widths still the test's.
+ *
+ *	struct exp_flame *f = exp_flame_new(&opts);
+ *	exp_flame_add_view(f, test, EXP_FLAME_TEST, &err);
+ *	exp_flame_add_view(f, base, EXP_FLAME_BASE, &err);	// diff only
+ *	exp_flame_write_svg(f, &opts, fp, &err);
+ *	exp_flame_free(f);
+ *
+ * Memory: about 80 bytes per distinct path of frames from the root.
+ */
+enum { EXP_FLAME_TEST = 0, EXP_FLAME_BASE = 1 };
+
+struct exp_flame_opts {
+	enum mib_field value;		/* the width */
+	struct cmp_thresholds thresholds;	/* the colour */
+	struct sym_demangler *dm;	/* NULL: linkage names */
+	unsigned width;			/* pixels; 1200 is usual */
+	const char *title;		/* NULL: "Heap flame graph" */
+	const char *subtitle;		/* the details line at rest; may be NULL */
+};
+
+struct exp_flame;
+
+/* NULL when out of memory.  O is copied; its DM must outlive F. */
+struct exp_flame *exp_flame_new(const struct exp_flame_opts *o);
+void exp_flame_free(struct exp_flame *f);
+
+/* Add every context of V on SIDE.  MP_E_NOMEM or view_frames()'s errors. */
+enum mp_errcode exp_flame_add_view(struct exp_flame *f, struct view *v,
+				   int side, struct mp_err *err);
+
+/*
+ * Write the SVG.  The bytes depend only on the contexts added, not on
+ * their order.  MP_E_NOMEM or MP_E_IO.
+ */
+enum mp_errcode exp_flame_write_svg(struct exp_flame *f,
+				    const struct exp_flame_opts *o, FILE *out,
+				    struct mp_err *err);
 
 #endif /* EXPORT_H */

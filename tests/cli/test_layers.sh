@@ -55,7 +55,7 @@ lib_src=$(ls src/*/*.[ch] | grep -v '^src/cli/\|^src/runtime/')
 # shellcheck disable=SC2086
 if grep -nE '\b(f?printf|puts|fputs|perror|putchar|vfprintf)\s*\(|\bstd(out|err)\b|\bEXIT_[A-Z]+' $lib_src |
    grep -v '^[^:]*:[0-9]*:[[:space:]]*/\?\*' |
-   grep -v 'snprintf\|fprintf(fp\|fprintf(f,\|fputs(.*, fp)\|fprintf(out' >"${TMPDIR:-/tmp}/layers.$$"; then
+   grep -v 'snprintf\|fprintf(fp\|fprintf(f,\|fputs(.*, \(fp\|out\|w->out\))\|fprintf(\(out\|w->out\)' >"${TMPDIR:-/tmp}/layers.$$"; then
 	notok "library code prints or returns exit statuses: $(cat "${TMPDIR:-/tmp}/layers.$$")"
 else
 	ok "library code neither prints nor returns exit statuses"
