@@ -128,8 +128,13 @@ fi
 	--binary="$FX/cxx.pie" "$FX/basic.pie.v4.profraw" "$FX/cxx.v4.profraw" 2>/dev/null
 "$MD" merge --no-progress --format=pprof -j 2 -o o2.pb.gz --binary="$FX/basic.pie" \
 	--binary="$FX/cxx.pie" "$FX/cxx.v4.profraw" "$FX/basic.pie.v4.profraw" 2>/dev/null
-if cmp -s o1.pb.gz o2.pb.gz; then
-	ok "the pprof export is the same bytes whatever the input order and -j"
+"$MD" merge --no-progress --format=folded -j 1 -o o1.folded --binary="$FX/basic.pie" \
+	--binary="$FX/cxx.pie" "$FX/basic.pie.v4.profraw" "$FX/cxx.v4.profraw" 2>/dev/null
+"$MD" merge --no-progress --format=folded -j 2 -o o2.folded --binary="$FX/basic.pie" \
+	--binary="$FX/cxx.pie" "$FX/cxx.v4.profraw" "$FX/basic.pie.v4.profraw" 2>/dev/null
+if [ -s o1.pb.gz ] && cmp -s o1.pb.gz o2.pb.gz && [ -s o1.folded ] &&
+   cmp -s o1.folded o2.folded; then
+	ok "the pprof and folded exports are the same bytes whatever the input order and -j"
 else
 	notok "the pprof export depends on input order or -j"
 fi
