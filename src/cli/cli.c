@@ -1,10 +1,12 @@
 /* The helpers every subcommand shares; the only code that prints errors. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "common/mp_file.h"
 #include "common/mp_util.h"
 #include "symbolize/sym.h"
 
@@ -56,6 +58,35 @@ int cli_usage_error(const struct cli_command *cmd, const char *fmt, ...)
 	fprintf(stderr, "Try '%s %s --help' for more information.\n",
 		cli_progname, cmd->name);
 	return EXIT_USAGE;
+}
+
+bool cli_parse_size(const char *s, uint64_t *out)
+{
+	static const char units[] = "KMGT";
+	unsigned long long v;
+	const char *u;
+	char *end;
+
+	errno = 0;
+	if (!isdigit((unsigned char)*s))
+		return false;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return false;
+	if (*end && (u = strchr(units, toupper((unsigned char)*end)))) {
+		for (int i = 0; i <= u - units; i++) {
+			if (v > UINT64_MAX / 1024)
+				return false;
+			v *= 1024;
+		}
+		end++;
+		if (!strcmp(end, "iB") || !strcmp(end, "B"))
+			end += strlen(end);
+	}
+	if (*end || v < 1024 || v > MP_FILE_MAX_SIZE)
+		return false;
+	*out = v;
+	return true;
 }
 
 bool cli_parse_uint(const char *s, unsigned long long min,
@@ -112,6 +143,10 @@ bool cli_sym_option(struct cli_sym *o, int c, const char *arg)
 	case OPT_KEEP_RUNTIME:
 		o->keep_runtime = true;
 		return true;
+	case OPT_MAX_INPUT_SIZE:
+		if (!cli_parse_size(arg, &o->max_input))
+			o->bad_max_input = arg;
+		return true;
 	default:
 		return false;
 	}
@@ -123,6 +158,15 @@ static void print_warning(void *arg, const char *msg)
 
 	o->warnings++;
 	cli_warning(NULL, "%s", msg);
+}
+
+int cli_sym_usage(const struct cli_command *cmd, const struct cli_sym *o)
+{
+	if (!o->bad_max_input)
+		return EXIT_OK;
+	return cli_usage_error(cmd, "--max-input-size wants a size in bytes "
+			       "(suffixes K, M, G, T) from 1K to 1T, not '%s'",
+			       o->bad_max_input);
 }
 
 int cli_sym_setup(struct cli_sym *o, struct sym_ctx *sym)

@@ -6,6 +6,7 @@
 #define CLI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "common/mp_err.h"
@@ -40,6 +41,8 @@ int cli_usage_error(const struct cli_command *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* Parse a decimal count in [MIN, MAX]; false if not one. */
+/* A size in bytes, with an optional K, M, G or T (powers of 1024). */
+bool cli_parse_size(const char *s, uint64_t *out);
 bool cli_parse_uint(const char *s, unsigned long long min,
 		    unsigned long long max, unsigned long long *out);
 
@@ -53,14 +56,15 @@ int cli_finish_stdout(int rc);
  */
 enum {
 	OPT_BINARY = 0x100, OPT_DEBUG_DIR, OPT_STRICT, OPT_KEEP_RUNTIME,
-	OPT_ALLOC_FUNCTION, OPT_NO_DEMANGLE, OPT__NEXT
+	OPT_ALLOC_FUNCTION, OPT_NO_DEMANGLE, OPT_MAX_INPUT_SIZE, OPT__NEXT
 };
 #define CLI_SYM_LONGOPTS                                                  \
 	{ "binary", required_argument, NULL, OPT_BINARY },                \
 	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },          \
 	{ "strict", no_argument, NULL, OPT_STRICT },                      \
 	{ "keep-runtime", no_argument, NULL, OPT_KEEP_RUNTIME },          \
-	{ "alloc-function", required_argument, NULL, OPT_ALLOC_FUNCTION }
+	{ "alloc-function", required_argument, NULL, OPT_ALLOC_FUNCTION }, \
+	{ "max-input-size", required_argument, NULL, OPT_MAX_INPUT_SIZE }
 #define CLI_SYM_HELP                                                      \
 	"  --binary=PATH  an executable or shared library of the profiled\n" \
 	"                 process, matched by build id (repeatable)\n"       \
@@ -70,7 +74,9 @@ enum {
 	"  --keep-runtime keep the allocator's own frames\n"                \
 	"  --alloc-function=GLOB  frames of functions matching GLOB (linkage\n" \
 	"                 or demangled name, fnmatch) are allocator frames\n" \
-	"                 too: the program's own wrappers (repeatable)\n"
+	"                 too: the program's own wrappers (repeatable)\n" \
+	"  --max-input-size=SIZE  read no input (decompressed) larger than\n" \
+	"                 SIZE bytes (K, M, G, T suffixes; default 1G)\n"
 
 #include "symbolize/sym.h"
 
@@ -84,6 +90,8 @@ struct cli_sym {
 	struct sym_demangler *dm;	/* for demangled names in patterns */
 	struct sym_alloc_rules alloc;	/* what cli_sym_setup() made */
 	bool strict, keep_runtime;
+	uint64_t max_input;	/* --max-input-size; 0: the default */
+	const char *bad_max_input;	/* an unreadable --max-input-size */
 	bool nomem;		/* an option could not be kept */
 	unsigned warnings;	/* warnings printed so far */
 };
@@ -92,6 +100,8 @@ struct sym_ctx;
 
 /* Take option C with argument ARG if it is one of ours; false if not. */
 bool cli_sym_option(struct cli_sym *o, int c, const char *arg);
+/* After option parsing: a usage error (printed) for a bad value, or 0. */
+int cli_sym_usage(const struct cli_command *cmd, const struct cli_sym *o);
 /* Set SYM up from O: binaries and debug directories, warnings to stderr. */
 int cli_sym_setup(struct cli_sym *o, struct sym_ctx *sym);
 void cli_sym_release(struct cli_sym *o);

@@ -88,6 +88,7 @@ static int load_side(struct view *v, const char *path, struct sym_ctx *sym,
 {
 	struct mp_err err = { 0 };
 
+	v->read.max_size = so->max_input;
 	if (view_add_file(v, path, NULL, &err) ||
 	    ((v->nraws || v->nllvm) &&
 	     view_symbolize(v, sym, so->keep_runtime, NULL, &err))) {
@@ -178,6 +179,8 @@ int cmp_cli_run(struct cmp_cli *co, const struct cli_command *cmd,
 		rc = cli_usage_error(cmd, "wants two profiles, BASE and TEST");
 		goto out;
 	}
+	if ((rc = cli_sym_usage(cmd, &co->so)))
+		goto out;
 	co->ro.base_path = argv[optind];
 	co->ro.test_path = argv[optind + 1];
 	e = emit_open(co->fmt, stdout);

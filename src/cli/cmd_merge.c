@@ -25,7 +25,8 @@ const struct cli_command cli_cmd_merge = {
 		    "[--debug-dir=DIR]... [--weight=W,FILE]... "
 		    "[--input-files=LIST]... [-j N] "
 		    "[--failure-mode=any|all|warn] [--strict] "
-		    "[--keep-runtime] [--alloc-function=GLOB]... [--no-progress] "
+		    "[--keep-runtime] [--alloc-function=GLOB]... "
+		    "[--max-input-size=SIZE] [--no-progress] "
 		    "[--format=memprof|llvm|pprof|folded|svg] [--llvm-header=8|12] "
 		    "[--llvm-memprof-version=3|0] [--llvm-full-schema] "
 		    "[--value=bytes|allocs|accesses|lifetime] [--no-demangle] "
@@ -498,7 +499,10 @@ int cmd_merge(int argc, char **argv)
 		cli_usage_error(&cli_cmd_merge, "no input file");
 		goto out;
 	}
+	if (cli_sym_usage(&cli_cmd_merge, &so))
+		goto out;
 	opts.keep_runtime = so.keep_runtime;
+	opts.read.max_size = so.max_input;
 	prog.show = prog.show && isatty(STDERR_FILENO);
 	prog.start = now();
 	opts.report_arg = &prog;

@@ -17,7 +17,7 @@ const struct cli_command cli_cmd_show = {
 		    "[--max-frames=N] "
 		    "[--sort=allocs|bytes|accesses|lifetime] [--binary=PATH]... "
 		    "[--debug-dir=DIR]... [--strict] [--keep-runtime] "
-		    "[--alloc-function=GLOB]... "
+		    "[--alloc-function=GLOB]... [--max-input-size=SIZE] "
 		    "[--no-demangle] [--function=NAME] [--stats] FILE...",
 };
 
@@ -150,6 +150,9 @@ int cmd_show(int argc, char **argv)
 		rc = cli_usage_error(&cli_cmd_show, "no input file");
 		goto out;
 	}
+	if ((rc = cli_sym_usage(&cli_cmd_show, &so)))
+		goto out;
+	v.read.max_size = so.max_input;
 
 	e = emit_open(fmt, stdout);
 	if (!e) {

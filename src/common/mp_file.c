@@ -1,12 +1,12 @@
 #include "mp_file.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -24,86 +24,161 @@ void mp_buf_release(struct mp_buf *buf)
 {
 	if (!buf)
 		return;
-	if (buf->mapped)
-		munmap(buf->data, buf->size);
-	else
-		free(buf->data);
+	free(buf->data);
 	buf->data = NULL;
 	buf->size = 0;
 	buf->was_compressed = false;
-	buf->mapped = false;
 }
 
-static enum mp_errcode read_fd(int fd, struct mp_buf *buf, struct mp_err *err)
+/* How much is read at a time, and how many first bytes KNOWN sees. */
+#define CHUNK ((size_t)1 << 16)
+#define HEAD 16
+
+struct reader {
+	const struct mp_read_opts *o;
+	uint64_t max;		/* the cap on the content */
+	unsigned char *data;	/* the content so far */
+	size_t len, alloc;
+	bool checked;		/* KNOWN has seen the first bytes */
+};
+
+/* Append N bytes at P to the content, checking its first bytes once. */
+static enum mp_errcode append(struct reader *r, const void *p, size_t n,
+			      bool at_end, struct mp_err *err)
 {
-	size_t alloc = 0, len = 0;
-	unsigned char *data = NULL;
+	if (n > r->max - r->len)
+		return mp_fail(err, MP_E_TOO_LARGE, "larger than the input size "
+			       "limit of %" PRIu64 " bytes (--max-input-size "
+			       "raises it)", r->max);
+	if (r->len + n > r->alloc) {
+		size_t want = r->alloc ? r->alloc : CHUNK;
+
+		while (want < r->len + n)
+			want = want > SIZE_MAX / 2 ? SIZE_MAX : want * 2;
+		if (want > r->max + 1)
+			want = (size_t)r->max + 1;
+		unsigned char *d = realloc(r->data, want);
+
+		if (!d)
+			return mp_fail(err, MP_E_NOMEM, NULL);
+		r->data = d;
+		r->alloc = want;
+	}
+	memcpy(r->data + r->len, p, n);
+	r->len += n;
+	if (!r->checked && r->o && r->o->known && (r->len >= HEAD || at_end)) {
+		r->checked = true;
+		if (r->len && !r->o->known(r->data, r->len))
+			return mp_fail(err, MP_E_BAD_MAGIC, "not a profile: it "
+				       "starts with %02x %02x %02x %02x",
+				       r->data[0], r->len > 1 ? r->data[1] : 0,
+				       r->len > 2 ? r->data[2] : 0,
+				       r->len > 3 ? r->data[3] : 0);
+	}
+	return MP_OK;
+}
+
+/* One read(), retried on EINTR: bytes read, 0 at the end, -1 on error. */
+static ssize_t read_some(int fd, void *p, size_t n)
+{
+	ssize_t got;
+
+	do
+		got = read(fd, p, n);
+	while (got < 0 && errno == EINTR);
+	return got;
+}
+
+/*
+ * Read FD to its end into R, decompressing a zstd stream as it comes (the
+ * compressed bytes are never all in memory).  The first chunk tells
+ * which.
+ */
+static enum mp_errcode read_fd(int fd, struct reader *r, bool *compressed,
+			       struct mp_err *err)
+{
+	unsigned char *chunk = malloc(CHUNK), *out = NULL;
+	ZSTD_DStream *ds = NULL;
+	enum mp_errcode rc = MP_OK;
+	size_t frame_left = 0;
+	ssize_t n;
+	bool first = true;
 	struct stat st;
 
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-		void *map;
-
-		if ((uint64_t)st.st_size > MP_FILE_MAX_SIZE)
-			return mp_fail(err, MP_E_TOO_LARGE,
-				       "file is larger than %zu bytes",
-				       MP_FILE_MAX_SIZE);
-		/*
-		 * Map it privately: no copy, pages the kernel already holds,
-		 * and writes stay ours (copy on write) as with a buffer.  The
-		 * file might shrink under us (SIGBUS); profiles are written
-		 * whole and renamed into place, so that is not expected.
-		 */
-		map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE, fd, 0);
-		if (map != MAP_FAILED) {
-			/*
-			 * Every byte is read: map the pages in one call (Linux
-			 * 5.14) rather than trapping on each 64 KiB, which costs
-			 * far more on virtual machines.  Only a hint.
-			 */
-#ifdef MADV_POPULATE_READ
-			madvise(map, (size_t)st.st_size, MADV_POPULATE_READ);
-#endif
-			buf->data = map;
-			buf->size = (size_t)st.st_size;
-			buf->mapped = true;
-			return MP_OK;
-		}
-		alloc = (size_t)st.st_size + 1;
-		data = malloc(alloc);
-		if (!data)
-			return mp_fail(err, MP_E_NOMEM, NULL);
+	if (!chunk)
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	/* A regular file's size is known: one allocation, and a file over
+	 * the cap refused before it is read. */
+	if (fstat(fd, &st) != 0)
+		memset(&st, 0, sizeof(st));
+	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > r->max) {
+		/* Compressed, it would expand past the cap too. */
+		free(chunk);
+		return mp_fail(err, MP_E_TOO_LARGE, "larger than the input size "
+			       "limit of %" PRIu64 " bytes (--max-input-size "
+			       "raises it)", r->max);
 	}
-	for (;;) {
-		ssize_t n;
+	while ((n = read_some(fd, chunk, CHUNK)) > 0) {
+		if (first) {
+			first = false;
+			*compressed = mp_is_zstd(chunk, (size_t)n);
+			if (*compressed) {
+				ds = ZSTD_createDStream();
+				out = malloc(ZSTD_DStreamOutSize());
+				if (!ds || !out) {
+					rc = mp_fail(err, MP_E_NOMEM, NULL);
+					break;
+				}
+			} else if (S_ISREG(st.st_mode) && st.st_size > 0 &&
+				   (uint64_t)st.st_size < r->max) {
+				r->data = malloc((size_t)st.st_size + 1);
+				r->alloc = r->data ? (size_t)st.st_size + 1 : 0;
+			}
+		}
+		if (!*compressed) {
+			if ((rc = append(r, chunk, (size_t)n, false, err)))
+				break;
+			continue;
+		}
+		ZSTD_inBuffer in = { chunk, (size_t)n, 0 };
 
-		if (len == alloc) {
-			if (alloc >= MP_FILE_MAX_SIZE) {
-				free(data);
-				return mp_fail(err, MP_E_TOO_LARGE,
-					       "file is larger than %zu bytes",
-					       MP_FILE_MAX_SIZE);
-			}
-			if (!MP_GROW(data, alloc, alloc + 65536)) {
-				free(data);
-				return mp_fail(err, MP_E_NOMEM, NULL);
-			}
+		while (in.pos < in.size && !rc) {
+			ZSTD_outBuffer ob = { out, ZSTD_DStreamOutSize(), 0 };
+
+			frame_left = ZSTD_decompressStream(ds, &ob, &in);
+			if (ZSTD_isError(frame_left))
+				rc = mp_fail(err, MP_E_ZSTD, "zstd: %s",
+					     ZSTD_getErrorName(frame_left));
+			else
+				rc = append(r, out, ob.pos, false, err);
 		}
-		n = read(fd, data + len, alloc - len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			free(data);
-			return mp_fail(err, MP_E_IO, "read error: %s",
-				       strerror(errno));
+		/* Flush what the decompressor holds back. */
+		while (!rc && *compressed && frame_left) {
+			ZSTD_inBuffer none = { chunk, 0, 0 };
+			ZSTD_outBuffer ob = { out, ZSTD_DStreamOutSize(), 0 };
+
+			frame_left = ZSTD_decompressStream(ds, &ob, &none);
+			if (ZSTD_isError(frame_left))
+				rc = mp_fail(err, MP_E_ZSTD, "zstd: %s",
+					     ZSTD_getErrorName(frame_left));
+			else if (!ob.pos)
+				break;
+			else
+				rc = append(r, out, ob.pos, false, err);
 		}
-		if (n == 0)
+		if (rc)
 			break;
-		len += (size_t)n;
 	}
-	buf->data = data;
-	buf->size = len;
-	return MP_OK;
+	if (!rc && n < 0)
+		rc = mp_fail(err, MP_E_IO, "read error: %s", strerror(errno));
+	if (!rc && *compressed && frame_left)
+		rc = mp_fail(err, MP_E_TRUNCATED, "zstd frame is truncated");
+	if (!rc)
+		rc = append(r, chunk, 0, true, err);
+	ZSTD_freeDStream(ds);
+	free(out);
+	free(chunk);
+	return rc;
 }
 
 enum mp_errcode mp_zstd_decompress(struct mp_buf *out, const void *data,
@@ -182,13 +257,18 @@ enum mp_errcode mp_zstd_compress(struct mp_buf *out, const void *data,
 }
 
 enum mp_errcode mp_file_read(struct mp_buf *buf, const char *path,
-			     struct mp_err *err)
+			     const struct mp_read_opts *o, struct mp_err *err)
 {
-	struct mp_buf raw = { 0 };
+	struct reader r = { .o = o };
+	bool compressed = false;
 	enum mp_errcode rc;
+	struct stat st;
 	int fd;
 
 	memset(buf, 0, sizeof(*buf));
+	r.max = o && o->max_size ? o->max_size : MP_FILE_MAX_DEFAULT;
+	if (r.max > MP_FILE_MAX_SIZE)
+		r.max = MP_FILE_MAX_SIZE;
 	if (strcmp(path, "-") == 0) {
 		fd = STDIN_FILENO;
 	} else {
@@ -196,27 +276,25 @@ enum mp_errcode mp_file_read(struct mp_buf *buf, const char *path,
 		if (fd < 0)
 			return mp_fail(err, MP_E_IO, "cannot open: %s",
 				       strerror(errno));
+		if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+			close(fd);
+			return mp_fail(err, MP_E_IO, "is a directory");
+		}
 	}
-	rc = read_fd(fd, &raw, err);
+	rc = read_fd(fd, &r, &compressed, err);
 	if (fd != STDIN_FILENO)
 		close(fd);
-	if (rc)
+	if (!rc && !r.len)
+		rc = mp_fail(err, MP_E_EMPTY, compressed
+			     ? "zstd data decompresses to nothing" : "file is empty");
+	if (rc) {
+		free(r.data);
 		return rc;
-	if (raw.size == 0) {
-		mp_buf_release(&raw);
-		return mp_fail(err, MP_E_EMPTY, "file is empty");
 	}
-	if (!mp_is_zstd(raw.data, raw.size)) {
-		*buf = raw;
-		return MP_OK;
-	}
-	rc = mp_zstd_decompress(buf, raw.data, raw.size, err);
-	mp_buf_release(&raw);
-	if (rc == MP_OK && buf->size == 0) {
-		mp_buf_release(buf);
-		return mp_fail(err, MP_E_EMPTY, "zstd data decompresses to nothing");
-	}
-	return rc;
+	buf->data = r.data;
+	buf->size = r.len;
+	buf->was_compressed = compressed;
+	return MP_OK;
 }
 
 /*
@@ -250,45 +328,170 @@ static void track_tmp(char *tmp, bool add)
 	}
 }
 
+static const int cleanup_signals[] = { SIGINT, SIGTERM, SIGHUP };
+
 /*
  * Install the handlers, and hold the signals they catch (in OLD, the mask
  * to restore) while a temporary is created and recorded: one arriving
- * between the two would leave the file behind.
+ * between the two would leave the file behind.  A signal the process was
+ * told to ignore (nohup, a background job) stays ignored.  SIGXFSZ is
+ * ignored, so that a write past `ulimit -f` fails with EFBIG and the
+ * temporary is removed as after any failed write, instead of a silent
+ * death that leaves it behind.
  */
 static void hold_signals(sigset_t *old)
 {
 	sigset_t set;
 
 	if (!handlers_installed) {
-		signal(SIGINT, cleanup_on_signal);
-		signal(SIGTERM, cleanup_on_signal);
-		signal(SIGHUP, cleanup_on_signal);
+		struct sigaction sa, was;
+
+		memset(&sa, 0, sizeof(sa));
+		sigemptyset(&sa.sa_mask);
+		for (size_t i = 0; i < sizeof(cleanup_signals) / sizeof(int); i++) {
+			if (sigaction(cleanup_signals[i], NULL, &was) == 0 &&
+			    was.sa_handler == SIG_IGN)
+				continue;
+			sa.sa_handler = cleanup_on_signal;
+			sigaction(cleanup_signals[i], &sa, NULL);
+		}
+		if (sigaction(SIGXFSZ, NULL, &was) == 0 && was.sa_handler == SIG_DFL) {
+			sa.sa_handler = SIG_IGN;
+			sigaction(SIGXFSZ, &sa, NULL);
+		}
 		handlers_installed = true;
 	}
 	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
+	for (size_t i = 0; i < sizeof(cleanup_signals) / sizeof(int); i++)
+		sigaddset(&set, cleanup_signals[i]);
 	pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
+/* The directory part of PATH ("." when it has none), newly allocated. */
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		return strdup(".");
+	if (slash == path)
+		return strdup("/");
+	return strndup(path, (size_t)(slash - path));
+}
+
+/*
+ * PATH with its symbolic links followed to the file they name (which may
+ * not exist yet), newly allocated; NULL with *E set on failure.  Only the
+ * last component is followed: directories are the kernel's to resolve.
+ */
+static char *follow_links(const char *path, int *e)
+{
+	char *cur = strdup(path);
+
+	for (int hops = 0; cur; hops++) {
+		char target[4096], *next, *dir;
+		struct stat st;
+		ssize_t n;
+
+		if (lstat(cur, &st) != 0 || !S_ISLNK(st.st_mode))
+			return cur;
+		n = hops < 40 ? readlink(cur, target, sizeof(target) - 1) : -1;
+		if (n < 0) {
+			*e = hops < 40 ? errno : ELOOP;
+			free(cur);
+			return NULL;
+		}
+		target[n] = '\0';
+		if (target[0] == '/' || !strchr(cur, '/')) {
+			next = strdup(target);
+		} else {
+			dir = dir_of(cur);
+			next = dir ? malloc(strlen(dir) + (size_t)n + 2) : NULL;
+			if (next)
+				sprintf(next, "%s/%s", dir, target);
+			free(dir);
+		}
+		free(cur);
+		cur = next;
+	}
+	*e = ENOMEM;
+	return NULL;
+}
+
+/*
+ * The temporary's name: short and fixed, so that a target name of up to
+ * NAME_MAX bytes still leaves room (a suffix on the target's own name
+ * would not), in the target's directory, so that rename() replaces the
+ * target atomically.
+ */
+#define TMP_NAME "/.memprof-data-XXXXXX"
+
+/*
+ * Give the temporary FD what the file it replaces had (ST): its mode and,
+ * when we may, its owner; set-id bits only if the owner was kept.  A new
+ * file follows the umask.
+ */
+static void take_attributes(int fd, const struct stat *st, bool replaces)
+{
+	mode_t um;
+
+	if (!replaces) {
+		um = umask(0);
+		umask(um);
+		fchmod(fd, 0666 & ~um);
+		return;
+	}
+	if ((st->st_uid != geteuid() || st->st_gid != getegid()) &&
+	    fchown(fd, st->st_uid, st->st_gid) != 0) {
+		fchmod(fd, st->st_mode & 0777);
+		return;
+	}
+	fchmod(fd, st->st_mode & 07777);
 }
 
 enum mp_errcode mp_outfile_open(struct mp_outfile *of, const char *path,
 				struct mp_err *err)
 {
-	size_t len = strlen(path);
+	struct stat st;
+	bool replaces;
 	sigset_t old;
-	int fd, e;
+	char *dir;
+	int fd, e = ENOMEM;
 
 	memset(of, 0, sizeof(*of));
-	of->path = strdup(path);
-	of->tmp = malloc(len + sizeof(".tmp.XXXXXX"));
-	if (!of->path || !of->tmp) {
+	if (!(of->path = follow_links(path, &e)))
+		return e == ENOMEM ? mp_fail(err, MP_E_NOMEM, NULL)
+			: mp_fail(err, MP_E_IO, "cannot follow the symbolic link: "
+				  "%s", strerror(e));
+	replaces = stat(of->path, &st) == 0;
+	if (replaces && S_ISDIR(st.st_mode)) {
+		mp_outfile_abort(of);
+		return mp_fail(err, MP_E_IO, "is a directory");
+	}
+	hold_signals(&old);
+	if (replaces && !S_ISREG(st.st_mode)) {
+		/* A device, FIFO or socket: written in place, not replaced. */
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		fd = open(of->path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0 || !(of->fp = fdopen(fd, "wb"))) {
+			e = errno;
+			if (fd >= 0)
+				close(fd);
+			mp_outfile_abort(of);
+			return mp_fail(err, MP_E_IO, "cannot open: %s", strerror(e));
+		}
+		of->direct = true;
+		return MP_OK;
+	}
+	dir = dir_of(of->path);
+	of->tmp = dir ? malloc(strlen(dir) + sizeof(TMP_NAME)) : NULL;
+	if (!of->tmp) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		free(dir);
 		mp_outfile_abort(of);
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	}
-	memcpy(of->tmp, path, len);
-	memcpy(of->tmp + len, ".tmp.XXXXXX", sizeof(".tmp.XXXXXX"));
-	hold_signals(&old);
+	sprintf(of->tmp, "%s" TMP_NAME, strcmp(dir, "/") ? dir : "");
 	fd = mkostemp(of->tmp, O_CLOEXEC);
 	e = errno;
 	if (fd >= 0)
@@ -298,16 +501,13 @@ enum mp_errcode mp_outfile_open(struct mp_outfile *of, const char *path,
 		free(of->tmp);
 		of->tmp = NULL;
 		mp_outfile_abort(of);
-		return mp_fail(err, MP_E_IO, "cannot create temporary file: %s",
-			       strerror(e));
+		mp_fail(err, MP_E_IO, "cannot create a temporary file in %s: %s",
+			dir, strerror(e));
+		free(dir);
+		return MP_E_IO;
 	}
-	/* mkostemp creates 0600; an output should follow the umask. */
-	{
-		mode_t um = umask(0);
-
-		umask(um);
-		fchmod(fd, 0666 & ~um);
-	}
+	free(dir);
+	take_attributes(fd, &st, replaces);
 	of->fp = fdopen(fd, "wb");
 	if (!of->fp) {
 		close(fd);
@@ -317,27 +517,43 @@ enum mp_errcode mp_outfile_open(struct mp_outfile *of, const char *path,
 	return MP_OK;
 }
 
+/* Make a rename in the directory of PATH durable; only a best effort. */
+static void sync_dir(const char *path)
+{
+	char *dir = dir_of(path);
+	int fd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+	free(dir);
+}
+
 enum mp_errcode mp_outfile_commit(struct mp_outfile *of, struct mp_err *err)
 {
 	int e = 0;
 
 	if (fflush(of->fp) != 0 || ferror(of->fp))
 		e = errno ? errno : EIO;
-	else if (fsync(fileno(of->fp)) != 0 && errno != EINVAL)
+	else if (!of->direct && fsync(fileno(of->fp)) != 0 && errno != EINVAL)
 		e = errno;
 	if (fclose(of->fp) != 0 && !e)
 		e = errno ? errno : EIO;
 	of->fp = NULL;
-	if (!e && rename(of->tmp, of->path) != 0)
+	if (!e && of->tmp && rename(of->tmp, of->path) != 0)
 		e = errno;
 	if (e) {
 		mp_outfile_abort(of);
 		return mp_fail(err, MP_E_IO, "cannot write output: %s",
 			       strerror(e));
 	}
-	track_tmp(of->tmp, false);
-	free(of->tmp);
-	of->tmp = NULL;
+	if (of->tmp) {
+		sync_dir(of->path);
+		track_tmp(of->tmp, false);
+		free(of->tmp);
+		of->tmp = NULL;
+	}
 	free(of->path);
 	of->path = NULL;
 	return MP_OK;
@@ -358,4 +574,5 @@ void mp_outfile_abort(struct mp_outfile *of)
 	}
 	free(of->path);
 	of->path = NULL;
+	of->direct = false;
 }

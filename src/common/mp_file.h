@@ -1,21 +1,31 @@
 /*
  * mp_file.h - reading whole input files and writing output files safely.
  *
- * Inputs: mp_file_read() loads a file into memory; a file that starts with
- * the zstd frame magic is decompressed, whatever its name.  Decompression
- * is bounded (MP_FILE_MAX_EXPANSION times the compressed size, and
- * MP_FILE_MAX_SIZE in all) so that a small hostile file cannot make us
- * allocate without limit.
- *
- * A regular file is mapped privately rather than read (no copy); the
- * caller may still write to the buffer, as to one it allocated.
+ * Inputs: mp_file_read() loads a file, a pipe or standard input into
+ * memory with read() (a mapping would die of SIGBUS if the file shrank
+ * under us); content that starts with the zstd frame magic is decompressed
+ * as it is read, whatever the file's name, the compressed bytes never all
+ * in memory.  The content (after decompression) is capped at
+ * mp_read_opts.max_size, MP_FILE_MAX_DEFAULT unless raised, and its first
+ * bytes are shown to the caller's KNOWN check as soon as they arrive, so
+ * that neither /dev/zero nor a zstd bomb of zeros is read to the end.
+ * Memory: the content, plus 64 KiB and zstd's window while decompressing.
  *
  * Outputs: an output file is written to a temporary file in the same
  * directory and renamed over the target only once complete and flushed to
- * disk (git's lockfile idea).  Until mp_outfile_commit() succeeds, the old
- * file at the target path is untouched; mp_outfile_abort() removes the
- * temporary.  A SIGINT/SIGTERM while an output is open removes the
- * temporary too.
+ * disk (git's lockfile idea), then the directory is synced.  Until
+ * mp_outfile_commit() succeeds, the old file at the target path is
+ * untouched; mp_outfile_abort() removes the temporary.  A SIGINT, SIGTERM
+ * or SIGHUP while an output is open removes the temporary too (one the
+ * process ignores, as under nohup, stays ignored); SIGXFSZ is ignored, so
+ * that `ulimit -f` fails the write instead of killing the process.
+ *
+ * What is replaced: a symbolic link at the path is followed, and the file
+ * it names replaced (the link stays); the replaced file's mode is kept,
+ * and its owner and group when we may set them (as root).  A device, FIFO
+ * or socket (/dev/null, /dev/stdout, a pipe) is written in place, never
+ * replaced; a directory is an error.  The temporary has a short fixed
+ * name (".memprof-data-XXXXXX"), so any valid target name works.
  *
  *	struct mp_outfile of;
  *	if (mp_outfile_open(&of, "out.memprof", &err))
@@ -31,29 +41,42 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "mp_err.h"
 
-#define MP_FILE_MAX_SIZE ((size_t)1 << 34)	/* 16 GiB */
+#define MP_FILE_MAX_SIZE ((size_t)1 << 40)	/* what max_size may be raised to */
+#define MP_FILE_MAX_DEFAULT ((uint64_t)1 << 30)	/* 1 GiB */
+/* mp_zstd_decompress() of a buffer in memory: at most 1024 times it. */
 #define MP_FILE_MAX_EXPANSION 1024
+
+struct mp_read_opts {
+	uint64_t max_size;	/* the content's cap; 0: MP_FILE_MAX_DEFAULT */
+	/*
+	 * May content starting with the N bytes at HEAD (N >= 16, or the
+	 * whole content when shorter) be read on?  NULL: anything may.
+	 * False fails the read with MP_E_BAD_MAGIC.
+	 */
+	bool (*known)(const void *head, size_t n);
+};
 
 struct mp_buf {
 	unsigned char *data;	/* owned; NULL when empty */
 	size_t size;
 	bool was_compressed;
-	bool mapped;		/* data is a private mmap of the file */
 };
 
 /* True when DATA starts with the zstd frame magic. */
 bool mp_is_zstd(const void *data, size_t size);
 
 /*
- * Load PATH ("-" = standard input) into BUF, decompressing zstd.  On error
- * BUF is left empty.  The caller frees with mp_buf_release().
+ * Load PATH ("-" = standard input) into BUF, decompressing zstd, under the
+ * limits of O (NULL: the defaults).  On error BUF is left empty.  The
+ * caller frees with mp_buf_release().
  */
 enum mp_errcode mp_file_read(struct mp_buf *buf, const char *path,
-			     struct mp_err *err);
+			     const struct mp_read_opts *o, struct mp_err *err);
 
 /* Decompress a zstd buffer of SIZE bytes into OUT (bounded as above). */
 enum mp_errcode mp_zstd_decompress(struct mp_buf *out, const void *data,
@@ -67,8 +90,10 @@ void mp_buf_release(struct mp_buf *buf);
 
 struct mp_outfile {
 	FILE *fp;		/* write here; NULL when not open */
-	char *path;		/* target path */
-	char *tmp;		/* temporary path, NULL once committed */
+	char *path;		/* target path, symbolic links followed */
+	char *tmp;		/* temporary path, NULL once committed or
+				 * when written in place */
+	bool direct;		/* a device, FIFO or socket: in place */
 };
 
 enum mp_errcode mp_outfile_open(struct mp_outfile *of, const char *path,

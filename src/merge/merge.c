@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "common/mp_file.h"
+#include "llvm/llvm.h"
 
 /*
  * Location keys.  A PC means different things in different processes
@@ -84,11 +85,21 @@ static void scratch_release(struct scratch *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/* Could the first N bytes at HEAD begin an input?  (LLVM's files are
+ * let through to be refused by name.) */
+static bool known_input(const void *head, size_t n)
+{
+	return n < 8 || raw_is_raw(head, n) || idx_is_indexed(head, n) ||
+	       llvm_is_llvm(head, n);
+}
+
 void merge_init(struct merge *m, const struct merge_opts *opts,
 		struct sym_ctx *sym)
 {
 	memset(m, 0, sizeof(*m));
 	m->opts = *opts;
+	if (!m->opts.read.known)
+		m->opts.read.known = known_input;
 	if (m->opts.jobs == 0)
 		m->opts.jobs = 1;
 	m->sym = sym;
@@ -766,10 +777,14 @@ static void run_input(struct merge *m, struct scratch *s,
 {
 	struct mp_buf buf;
 
-	j->rc = mp_file_read(&buf, in->path, &j->err);
+	j->rc = mp_file_read(&buf, in->path, &m->opts.read, &j->err);
 	if (j->rc)
 		return;
-	if (idx_is_indexed(buf.data, buf.size)) {
+	if (llvm_is_llvm(buf.data, buf.size)) {
+		j->rc = mp_fail(&j->err, MP_E_BAD_MAGIC, "an LLVM indexed "
+				"profile: merge reads raw profiles and ours (show, "
+				"overlap and diff read LLVM's too)");
+	} else if (idx_is_indexed(buf.data, buf.size)) {
 		struct idx_file f;
 
 		j->rc = idx_open(&f, buf.data, buf.size, &j->err);

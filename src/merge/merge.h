@@ -82,6 +82,8 @@ struct merge_opts {
 	/* Refuse indexed inputs without function start lines (format 9):
 	 * the result is for LLVM's format, whose frames need them. */
 	bool need_start_lines;
+	struct mp_read_opts read;	/* how inputs are read (merge_init
+					 * sets the defaults) */
 	merge_report_fn *report;	/* may be NULL */
 	void *report_arg;
 };

@@ -12,6 +12,7 @@
 void view_init(struct view *v)
 {
 	memset(v, 0, sizeof(*v));
+	v->read.known = view_known_format;
 }
 
 void view_release(struct view *v)
@@ -328,13 +329,20 @@ static enum mp_errcode add_llvm(struct view *v, const char *path,
 	return MP_OK;
 }
 
+bool view_known_format(const void *head, size_t n)
+{
+	/* Shorter than any magic: the reader will say what is missing. */
+	return n < 8 || raw_is_raw(head, n) || idx_is_indexed(head, n) ||
+	       llvm_is_llvm(head, n);
+}
+
 enum mp_errcode view_add_file(struct view *v, const char *path,
 			      const char *function, struct mp_err *err)
 {
 	struct mp_buf buf;
 	enum mp_errcode rc;
 
-	rc = mp_file_read(&buf, path, err);
+	rc = mp_file_read(&buf, path, &v->read, err);
 	if (rc)
 		return rc;
 	return view_add_buf(v, path, &buf, function, err);

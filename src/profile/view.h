@@ -87,11 +87,16 @@ struct view {
 	struct mp_arena arena;
 	const struct sym_alloc_rules *alloc;	/* view_set_frame_rules */
 	bool keep_runtime;			/* likewise */
+	/* How view_add_file() reads: set max_size to raise the cap. */
+	struct mp_read_opts read;
 	size_t alloc_inputs, alloc_segments, alloc_contexts, alloc_raws;
 };
 
 void view_init(struct view *v);
 void view_release(struct view *v);
+
+/* May a file starting with the N bytes at HEAD be one we read? */
+bool view_known_format(const void *head, size_t n);
 
 /*
  * Load PATH, raw (plain or zstd) or indexed, and add its contexts.  With

@@ -797,13 +797,18 @@ enum mp_errcode raw_walk(struct raw_file *rf, const void *data, size_t size,
 	return rc;
 }
 
+bool raw_is_raw(const void *data, size_t size)
+{
+	return size >= 8 && mp_le64(data) == RAW_MAGIC;
+}
+
 enum mp_errcode raw_load(struct raw_file *rf, const char *path,
 			 struct mp_err *err)
 {
 	struct mp_buf buf;
 	enum mp_errcode rc;
 
-	rc = mp_file_read(&buf, path, err);
+	rc = mp_file_read(&buf, path, NULL, err);
 	if (rc)
 		return rc;
 	rc = raw_parse(rf, buf.data, buf.size, err);

@@ -98,6 +98,8 @@ struct raw_file {
 
 
 void raw_file_init(struct raw_file *rf);
+/* Do the SIZE bytes at DATA start with the raw profile magic? */
+bool raw_is_raw(const void *data, size_t size);
 /*
  * Decode SIZE bytes at DATA (already decompressed) into RF.  RF may hold
  * an earlier file: it is emptied first, keeping memory for reuse.
@@ -155,7 +157,8 @@ int64_t raw_segment_of(const struct raw_profile *prof, uint64_t pc,
 enum mp_errcode raw_profile_index(struct raw_profile *prof,
 				  struct mp_arena *arena, struct mp_err *err);
 
-/* Read PATH (plain or zstd) and decode it into RF. */
+/* Read PATH (plain or zstd, under mp_file_read()'s default limits) and
+ * decode it into RF. */
 enum mp_errcode raw_load(struct raw_file *rf, const char *path,
 			 struct mp_err *err);
 /* Free everything RF holds; accepts an initialized or zeroed struct. */

@@ -132,7 +132,7 @@ static void read_back(const char *name, struct got *g, struct mp_buf *buf)
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	memset(g, 0, sizeof(*g));
-	ck_assert_int_eq(mp_file_read(buf, path, &err), MP_OK);
+	ck_assert_int_eq(mp_file_read(buf, path, NULL, &err), MP_OK);
 	ck_assert_int_eq(idx_open(&f, buf->data, buf->size, &err), MP_OK);
 	ck_assert_int_eq(idx_foreach_context(&f, collect, g), 0);
 }
@@ -242,9 +242,9 @@ START_TEST(jobs_do_not_change_the_output)
 	ck_assert_int_eq(merge(in, 5, 1, "one.memprof"), 0);
 	ck_assert_int_eq(merge(in, 5, 3, "three.memprof"), 0);
 	snprintf(path, sizeof(path), "%s/one.memprof", dir);
-	ck_assert_int_eq(mp_file_read(&one, path, &err), MP_OK);
+	ck_assert_int_eq(mp_file_read(&one, path, NULL, &err), MP_OK);
 	snprintf(path, sizeof(path), "%s/three.memprof", dir);
-	ck_assert_int_eq(mp_file_read(&three, path, &err), MP_OK);
+	ck_assert_int_eq(mp_file_read(&three, path, NULL, &err), MP_OK);
 	ck_assert_uint_eq(one.size, three.size);
 	ck_assert(memcmp(one.data, three.data, one.size) == 0);
 	mp_buf_release(&one);

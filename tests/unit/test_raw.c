@@ -265,7 +265,7 @@ START_TEST(walk_only_single_record_contexts)
 
 	raw_file_init(&rf);
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		ck_assert_int_eq(mp_file_read(&buf, fixture_path(files[i].name),
+		ck_assert_int_eq(mp_file_read(&buf, fixture_path(files[i].name), NULL,
 					      &err), MP_OK);
 		n = 0;
 		ck_assert_int_eq(raw_walk(&rf, buf.data, buf.size, count_record,
@@ -490,7 +490,7 @@ START_TEST(every_truncation_is_rejected)
 	struct raw_file whole, rf, walked;
 	size_t cases = 0;
 
-	ck_assert_int_eq(mp_file_read(&buf, fixture_path(name), &err), MP_OK);
+	ck_assert_int_eq(mp_file_read(&buf, fixture_path(name), NULL, &err), MP_OK);
 	raw_file_init(&whole);
 	raw_file_init(&walked);
 	ck_assert_int_eq(raw_parse(&whole, buf.data, buf.size, &err), MP_OK);
@@ -532,7 +532,7 @@ START_TEST(header_mutations_never_crash)
 	size_t spots[RAW_HEADER_SIZE + 24];
 	size_t nspots = 0;
 
-	ck_assert_int_eq(mp_file_read(&buf, fixture_path(name), &err), MP_OK);
+	ck_assert_int_eq(mp_file_read(&buf, fixture_path(name), NULL, &err), MP_OK);
 	raw_file_init(&walked);
 	for (size_t i = 0; i < RAW_HEADER_SIZE; i++)
 		spots[nspots++] = i;

@@ -1,0 +1,110 @@
+#!/bin/sh
+# Inputs that would cost memory out of proportion (issue 16, items 3 and
+# 4): the first bytes are checked as they arrive, zstd is decompressed as
+# it is read under a fixed cap that --max-input-size moves, and no input
+# is mapped.  Peak RSS (GNU time) stays flat while the hostile input grows.
+set -u
+BUILD=${1:-build}
+MD=$(cd "$(dirname "$BUILD/memprof-data")" && pwd)/memprof-data
+FX=$(cd tests/fixtures && pwd)
+SRC=$(pwd)/src
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+ok() { echo "ok - $*"; }
+notok() { echo "not ok - $*"; }
+. tests/need.sh
+need zstd python3
+[ -x /usr/bin/time ] || { echo "# skipped: GNU time (Debian time) is not installed"; exit 0; }
+cd "$tmp" || exit 1
+
+# Peak RSS in KiB and the exit status of a command: "KIB STATUS".
+rss() {
+	/usr/bin/time -f '%M' -o rss.txt "$@" >/dev/null 2>err.txt
+	echo "$(tail -n 1 rss.txt) $?"
+}
+
+# /dev/zero and a stream of zeros: refused on their first bytes.
+set -- $(rss timeout 20 "$MD" show /dev/zero)
+if [ "$2" = 1 ] && grep -q "'/dev/zero': not a profile" err.txt && [ "$1" -lt 65536 ]; then
+	ok "show /dev/zero: exit 1 on the first bytes, $1 KiB"
+else
+	notok "show /dev/zero: $* $(cat err.txt)"
+fi
+set -- $(rss timeout 20 sh -c "head -c 1000000000 /dev/zero | '$MD' show -")
+if [ "$2" = 1 ] && grep -q "'-': not a profile" err.txt; then
+	ok "show - of a stream of zeros: refused on its first bytes"
+else
+	notok "show - of zeros: $* $(cat err.txt)"
+fi
+
+# zstd bombs of zeros: 10 MB, 100 MB and 1 GB of them, refused as soon as
+# the first decompressed bytes arrive; the peak does not grow with them.
+peaks=""
+for mb in 10 100 1000; do
+	head -c ${mb}000000 /dev/zero | zstd -q -19 >zero$mb.zst
+	set -- $(rss "$MD" show zero$mb.zst)
+	[ "$2" = 1 ] && grep -q 'not a profile' err.txt || peaks="$peaks bad"
+	peaks="$peaks $1"
+done
+set -- $peaks
+if [ $# = 3 ] && [ "$3" -lt 65536 ] && [ "$3" -lt $(($1 * 2)) ]; then
+	ok "zstd of 10 MB, 100 MB, 1 GB of zeros ($(wc -c <zero1000.zst) bytes): refused at once, peak $1, $2, $3 KiB"
+else
+	notok "zstd bombs of zeros: $peaks $(cat err.txt)"
+fi
+
+# A raw header, then zeros: a bomb whose first bytes pass.  The cap stops
+# it; peak RSS is the cap plus a constant, whatever the bomb's size.
+peaks=""
+for mb in 64 256; do
+	{ head -c 8 "$FX/cxx.v4.profraw"; head -c ${mb}000000 /dev/zero; } |
+		zstd -q -19 >hdr$mb.zst
+	set -- $(rss "$MD" show --max-input-size=16M hdr$mb.zst)
+	[ "$2" = 1 ] && grep -q 'larger than the input size limit of 16777216 bytes' err.txt ||
+		peaks="$peaks bad:$(cat err.txt)"
+	peaks="$peaks $1"
+done
+set -- $peaks
+if [ $# = 2 ] && [ "$1" -lt 65536 ] && [ "$2" -lt 65536 ]; then
+	ok "a raw header then 64 MB or 256 MB of zeros, --max-input-size=16M: refused at the cap, peak $1 and $2 KiB"
+else
+	notok "header bombs: $peaks"
+fi
+set -- $(rss "$MD" merge --no-progress --max-input-size=16M -o m.memprof hdr64.zst)
+if [ "$2" = 1 ] && grep -q "'hdr64.zst': larger than the input size limit" err.txt && [ ! -e m.memprof ]; then
+	ok "merge keeps the same cap (exit 1 naming the input, no output)"
+else
+	notok "merge of a header bomb: $* $(cat err.txt)"
+fi
+
+# The default cap, 1 GiB, and raising it.
+"$MD" show --max-input-size=1K "$FX/cxx.v4.profraw" >/dev/null 2>err.txt; r1=$?
+"$MD" show --max-input-size=2K "$FX/cxx.v4.profraw" >/dev/null 2>&1; r2=$?
+"$MD" show --max-input-size=12 "$FX/cxx.v4.profraw" >/dev/null 2>err2.txt; r3=$?
+if [ "$r1$r2$r3" = 102 ] && grep -q 'limit of 1024 bytes (--max-input-size raises it)' err.txt &&
+   grep -q 'from 1K to 1T' err2.txt; then
+	ok "--max-input-size: the cap, raised, and a usage error for a bad size"
+else
+	notok "--max-input-size: $r1 $r2 $r3 $(cat err.txt err2.txt)"
+fi
+
+# A profile in a pipe and a compressed one in a pipe read as files do.
+"$MD" show --format=json "$FX/basic.pie.v4.profraw" >file.json 2>/dev/null
+cat "$FX/basic.pie.v4.profraw.zst" | "$MD" show --format=json - >pipe.json 2>/dev/null
+if python3 -c 'import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+sys.exit(not (a["contexts"] == b["contexts"] and len(a["contexts"]) == 12))' file.json pipe.json; then
+	ok "a zstd profile through a pipe: the same 12 contexts as the plain file"
+else
+	notok "zstd through a pipe differs from the file"
+fi
+
+# Inputs are read, never mapped: a file shrinking under a reader is a
+# short read (an error naming the file), not SIGBUS.
+if grep -n 'mmap' "$SRC"/common/*.c "$SRC"/raw/*.c "$SRC"/indexed/*.c \
+	"$SRC"/llvm/*.c "$SRC"/merge/*.c "$SRC"/profile/*.c >found.txt; then
+	notok "inputs mapped: $(cat found.txt)"
+else
+	ok "no input is mapped (read(2) only; the runtime alone maps memory)"
+fi
