@@ -95,7 +95,8 @@ bool cli_parse_uint(const char *s, unsigned long long min,
 	unsigned long long v;
 	char *end;
 
-	if (!s || !*s || *s == '-' || *s == '+')
+	/* Digits only: strtoull would take leading blanks and a sign. */
+	if (!s || !isdigit((unsigned char)*s))
 		return false;
 	errno = 0;
 	v = strtoull(s, &end, 10);

@@ -519,6 +519,10 @@ int cmd_merge(int argc, char **argv)
 			cli_fail(NULL, &err);
 		goto out;
 	}
+	if (m.saturated)
+		cli_warning(NULL, "%zu context%s reached 2^64 - 1 in a field and "
+			    "stopped there (weights too large?): those sums are "
+			    "not exact", m.saturated, m.saturated == 1 ? "" : "s");
 	if (xo.format != OUT_MEMPROF) {
 		rc = write_export(&m, &xo, out, in.n);
 		goto out;

@@ -87,14 +87,16 @@ static bool keyed(const struct level *l)
 
 /*
  * The length of the valid UTF-8 sequence at P (1 to 4), or 0: overlong
- * forms, surrogates and code points past U+10FFFF are not valid.
+ * forms, surrogates and code points past U+10FFFF are not valid.  *CP is
+ * its code point.
  */
-static size_t utf8_len(const unsigned char *p)
+static size_t utf8_len(const unsigned char *p, uint32_t *cpp)
 {
 	unsigned c = p[0];
 	size_t n;
 	uint32_t cp;
 
+	*cpp = c;
 	if (c < 0x80)
 		return 1;
 	if (c >= 0xc2 && c <= 0xdf)
@@ -113,7 +115,20 @@ static size_t utf8_len(const unsigned char *p)
 	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
 	    (cp >= 0xd800 && cp <= 0xdfff))
 		return 0;
+	*cpp = cp;
 	return n;
+}
+
+/*
+ * Characters a terminal or a reader would act on rather than show: C1
+ * controls (U+009B is a terminal's CSI) and the bidirectional controls
+ * that reorder what follows (Trojan Source).  Written as escapes.
+ */
+static bool hidden_control(uint32_t cp)
+{
+	return (cp >= 0x80 && cp <= 0x9f) || cp == 0x061c || cp == 0x200e ||
+	       cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
+	       (cp >= 0x2066 && cp <= 0x2069);
 }
 
 /*
@@ -126,10 +141,14 @@ static void put_quoted(FILE *out, const char *s)
 	putc('"', out);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		if (*p >= 0x80) {
-			size_t n = utf8_len(p);
+			uint32_t cp;
+			size_t n = utf8_len(p, &cp);
 
 			if (n == 0) {
 				fputs("\\ufffd", out);
+			} else if (hidden_control(cp)) {
+				fprintf(out, "\\u%04x", (unsigned)cp);
+				p += n - 1;
 			} else {
 				fwrite(p, 1, n, out);
 				p += n - 1;
@@ -152,14 +171,26 @@ static void put_quoted(FILE *out, const char *s)
 	putc('"', out);
 }
 
-/* Text shows strings bare, with control characters made visible. */
+/*
+ * Text shows strings bare, with control characters made visible: C0 and
+ * bytes that are not UTF-8 as \xHH, C1 and bidirectional controls as
+ * \uHHHH.
+ */
 static void put_bare(FILE *out, const char *s)
 {
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p < 0x20 || *p == 0x7f)
+		uint32_t cp;
+		size_t n = *p >= 0x80 ? utf8_len(p, &cp) : 1;
+
+		if (*p < 0x20 || *p == 0x7f || n == 0) {
 			fprintf(out, "\\x%02x", *p);
-		else
-			putc(*p, out);
+		} else if (n > 1 && hidden_control(cp)) {
+			fprintf(out, "\\u%04x", (unsigned)cp);
+			p += n - 1;
+		} else {
+			fwrite(p, 1, n, out);
+			p += n - 1;
+		}
 	}
 }
 

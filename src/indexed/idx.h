@@ -105,6 +105,8 @@ struct idx_builder {
 };
 
 void idx_builder_init(struct idx_builder *b);
+/* How many contexts have a MIB field at 2^64 - 1, where sums stop. */
+size_t idx_builder_saturated(const struct idx_builder *b);
 void idx_builder_release(struct idx_builder *b);
 
 /*
@@ -215,7 +217,10 @@ void idx_stack_frame(const struct idx_file *f, uint32_t stack_id, uint32_t k,
  * Reading whole stacks, with the one limit on what a file may expand to:
  * a trie of N nodes can describe N^2/2 frames, so every reader that
  * expands stacks charges them to a budget of IDX_FRAMES_PER_BYTE frames
- * per byte of the file (IDX_FRAMES_MIN at least).  Real profiles stay far
+ * per byte of the file (IDX_FRAMES_MIN at least).  idx_open() already
+ * refuses a file whose contexts, all expanded, would pass it (node depths
+ * are computed in one pass over the trie), so only a reader that expands
+ * some stacks twice meets the budget's error.  Real profiles stay far
  * below (the fixtures: under one frame per 10 bytes).
  *
  *	struct idx_stack_iter it;
@@ -229,6 +234,9 @@ void idx_stack_frame(const struct idx_file *f, uint32_t stack_id, uint32_t k,
  */
 #define IDX_FRAMES_PER_BYTE 16
 #define IDX_FRAMES_MIN 65536
+
+/* The most frames the stacks of F may expand to. */
+uint64_t idx_frames_max(const struct idx_file *f);
 
 struct idx_stack_iter {
 	const struct idx_file *f;

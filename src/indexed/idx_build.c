@@ -317,6 +317,19 @@ enum mp_errcode idx_builder_add_stack(struct idx_builder *b,
 	return MP_OK;
 }
 
+size_t idx_builder_saturated(const struct idx_builder *b)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < b->nctxs; i++)
+		for (int f = 0; f < MIB__COUNT; f++)
+			if (b->ctxs[i].mib.v[f] == UINT64_MAX) {
+				n++;
+				break;
+			}
+	return n;
+}
+
 enum mp_errcode idx_builder_add(struct idx_builder *b,
 				const struct mp_frame *frames, uint32_t n,
 				const struct mp_mib *mib, const uint64_t *hist,

@@ -112,6 +112,17 @@ static bool is_node(const uint8_t *starts, uint64_t off)
 	return starts[off / 8] >> (off % 8) & 1;
 }
 
+/*
+ * What idx_open() learns of the trie for checking the records: where
+ * nodes start (bit i: a node begins at offset i), each node's depth (by
+ * offset), and the frames the contexts checked so far expand to.
+ */
+struct trie_check {
+	uint8_t *starts;
+	uint32_t *depth;
+	uint64_t frames;
+};
+
 struct span {
 	uint64_t off, size;
 	int id;
@@ -283,15 +294,18 @@ static enum mp_errcode check_frames(struct idx_file *f, struct mp_err *err)
 
 /*
  * The call-stack trie, in one pass in order: each node's varints, its
- * frame, and its parent, which must start an earlier node.  *STARTS gets
- * a bitmap of node starts (bit i: a node begins at offset i), for the
- * records' stack ids; the caller frees it, also on failure.
+ * frame, and its parent, which must start an earlier node; no two nodes
+ * may be the same frame under the same parent (memprof-data-format(5)).
+ * TC gets the node starts and depths, for the records' stack ids; the
+ * caller frees them, also on failure.
  */
-static enum mp_errcode check_trie(struct idx_file *f, uint8_t **starts,
+static enum mp_errcode check_trie(struct idx_file *f, struct trie_check *tc,
 				  struct mp_err *err)
 {
 	const unsigned char *base = f->sec[SEC_TRIE], *p, *end;
 	size_t size = f->sec_size[SEC_TRIE];
+	struct ht_map seen = { 0 };	/* (frame, parent offset) -> offset */
+	enum mp_errcode rc = MP_OK;
 	uint32_t n = 0;
 
 	if (size < TRIE_HEADER)
@@ -305,38 +319,56 @@ static enum mp_errcode check_trie(struct idx_file *f, uint8_t **starts,
 			       "stack ids", size);
 	f->ntrie = mp_le32(base);
 	f->trie_size = (uint32_t)size;
-	*starts = calloc(size / 8 + 1, 1);
-	if (!*starts)
+	tc->starts = calloc(size / 8 + 1, 1);
+	tc->depth = malloc(size * sizeof(*tc->depth));
+	/* A node takes at least 2 bytes: the count bounds the map. */
+	if (!tc->starts || !tc->depth || ht_map_reset(&seen, size / 2 + 1))
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	end = base + size;
-	for (p = base + TRIE_HEADER; p < end; n++) {
-		uint32_t off = (uint32_t)(p - base);
+	for (p = base + TRIE_HEADER; p < end && !rc; n++) {
+		uint32_t off = (uint32_t)(p - base), *slot;
 		uint64_t frame, up;
+		bool added;
 
-		if (!get_varint(&p, end, &frame) || !get_varint(&p, end, &up))
-			return mp_fail(err, MP_E_CORRUPT,
-				       "trie node at offset %" PRIu32 " is malformed "
-				       "or runs past the section", off);
-		if (frame >= f->nframes)
-			return mp_fail(err, MP_E_CORRUPT,
-				       "trie node at offset %" PRIu32 " names stack "
-				       "entry %" PRIu64 " of %" PRIu32, off, frame,
-				       f->nframes);
-		if (up && (up > off - TRIE_HEADER || !is_node(*starts, off - up)))
-			return mp_fail(err, MP_E_CORRUPT,
-				       "trie node at offset %" PRIu32 " has its "
-				       "parent %" PRIu64 " bytes back, not at an "
-				       "earlier node", off, up);
-		(*starts)[off / 8] |= (uint8_t)(1u << (off % 8));
+		if (!get_varint(&p, end, &frame) || !get_varint(&p, end, &up)) {
+			rc = mp_fail(err, MP_E_CORRUPT,
+				     "trie node at offset %" PRIu32 " is malformed "
+				     "or runs past the section", off);
+		} else if (frame >= f->nframes) {
+			rc = mp_fail(err, MP_E_CORRUPT,
+				     "trie node at offset %" PRIu32 " names stack "
+				     "entry %" PRIu64 " of %" PRIu32, off, frame,
+				     f->nframes);
+		} else if (up && (up > off - TRIE_HEADER ||
+				  !is_node(tc->starts, off - up))) {
+			rc = mp_fail(err, MP_E_CORRUPT,
+				     "trie node at offset %" PRIu32 " has its "
+				     "parent %" PRIu64 " bytes back, not at an "
+				     "earlier node", off, up);
+		} else if (!(slot = ht_map_find_or_add(&seen, ht_pair_key(
+				(uint32_t)frame, up ? (uint32_t)(off - up) : UINT32_MAX),
+				&added))) {
+			rc = mp_fail(err, MP_E_NOMEM, NULL);
+		} else if (!added) {
+			rc = mp_fail(err, MP_E_CORRUPT,
+				     "trie nodes at offsets %" PRIu32 " and %" PRIu32
+				     " are the same frame under the same parent",
+				     *slot, off);
+		} else {
+			*slot = off;
+			tc->starts[off / 8] |= (uint8_t)(1u << (off % 8));
+			tc->depth[off] = up ? tc->depth[off - up] + 1 : 1;
+		}
 	}
-	if (n != f->ntrie)
-		return mp_fail(err, MP_E_CORRUPT,
-			       "trie holds %" PRIu32 " nodes, its count says %"
-			       PRIu32, n, f->ntrie);
-	return MP_OK;
+	ht_map_release(&seen);
+	if (!rc && n != f->ntrie)
+		rc = mp_fail(err, MP_E_CORRUPT,
+			     "trie holds %" PRIu32 " nodes, its count says %"
+			     PRIu32, n, f->ntrie);
+	return rc;
 }
 
-static enum mp_errcode check_tables(struct idx_file *f, uint8_t **starts,
+static enum mp_errcode check_tables(struct idx_file *f, struct trie_check *tc,
 				    struct mp_err *err)
 {
 	uint32_t n;
@@ -365,7 +397,7 @@ static enum mp_errcode check_tables(struct idx_file *f, uint8_t **starts,
 				       ", not an earlier node", i, mp_le32(p + 4) - 1);
 	}
 
-	if ((rc = check_frames(f, err)) || (rc = check_trie(f, starts, err)))
+	if ((rc = check_frames(f, err)) || (rc = check_trie(f, tc, err)))
 		return rc;
 
 	if ((rc = table_fits(f, SEC_SCHEMA, 4, 2, &f->nschema, err)))
@@ -399,7 +431,7 @@ struct hist_buf {
 
 /*
  * Decode the record of ITEM: check it when FN is NULL (ERR set on the
- * first problem; STARTS is the bitmap of trie node starts), else call FN
+ * first problem; TC is what check_trie() learnt), else call FN
  * on each context.  Returns MP_OK, an error code, or FN's non-zero result.
  *
  * A MIB stores only the fields its mask names; the others keep the value
@@ -408,7 +440,7 @@ struct hist_buf {
  */
 static int walk_record(const struct idx_file *f, const struct ht_disk_item *it,
 		       idx_context_fn fn, void *arg, struct hist_buf *hb,
-		       const uint8_t *starts, struct mp_err *err)
+		       struct trie_check *tc, struct mp_err *err)
 {
 	const unsigned char *p, *end;
 	uint64_t n, id = 0;
@@ -441,11 +473,13 @@ static int walk_record(const struct idx_file *f, const struct ht_disk_item *it,
 				       "bad or unsorted stack id", c.function, k);
 		id += step;
 		c.stack_id = (uint32_t)id;
-		if (starts && !is_node(starts, id))
+		if (tc && !is_node(tc->starts, id))
 			return mp_fail(err, MP_E_CORRUPT,
 				       "record of '%s': context %" PRIu64 " has "
 				       "stack id %" PRIu64 ", which is not a trie "
 				       "node", c.function, k, id);
+		if (tc)
+			tc->frames += tc->depth[id];
 		if (!get_varint(&p, end, &mask))
 			goto bad_field;
 		if (f->nschema < 64 && mask >> f->nschema)
@@ -590,7 +624,7 @@ enum mp_errcode idx_open(struct idx_file *f, const void *data, size_t size,
 {
 	const unsigned char *d = data;
 	struct ht_disk_item *items = NULL;
-	uint8_t *starts = NULL;		/* trie node starts, while checking */
+	struct trie_check tc = { 0 };
 	uint64_t version, hash_type, file_size, contexts = 0;
 	enum mp_errcode rc;
 
@@ -623,7 +657,7 @@ enum mp_errcode idx_open(struct idx_file *f, const void *data, size_t size,
 	f->nfunctions = mp_le64(d + IDX_HDR_FUNCTIONS);
 	f->ninputs = mp_le64(d + IDX_HDR_INPUTS);
 	if ((rc = open_sections(f, err)) ||
-	    (rc = check_tables(f, &starts, err)))
+	    (rc = check_tables(f, &tc, err)))
 		goto out;
 	rc = ht_disk_open(&f->hash, f->sec[SEC_HASH], f->sec_size[SEC_HASH],
 			  name_ok, f, err);
@@ -643,7 +677,7 @@ enum mp_errcode idx_open(struct idx_file *f, const void *data, size_t size,
 	if ((rc = check_items(f, items, err)))
 		goto out;
 	for (uint32_t i = 0; i < f->hash.nentries; i++) {
-		int r = walk_record(f, &items[i], NULL, NULL, NULL, starts, err);
+		int r = walk_record(f, &items[i], NULL, NULL, NULL, &tc, err);
 
 		if (r) {
 			rc = (enum mp_errcode)r;
@@ -651,13 +685,23 @@ enum mp_errcode idx_open(struct idx_file *f, const void *data, size_t size,
 		}
 		contexts += items[i].contexts;
 	}
-	if (contexts != f->ncontexts)
+	if (contexts != f->ncontexts) {
 		rc = mp_fail(err, MP_E_CORRUPT,
 			     "header says %" PRIu64 " contexts, the records "
 			     "hold %" PRIu64, f->ncontexts, contexts);
+		goto out;
+	}
+	/* Refused now, in time linear in the file, rather than after the
+	 * stacks were built (the budget of idx_stack_begin()). */
+	if (tc.frames > idx_frames_max(f))
+		rc = mp_fail(err, MP_E_TOO_LARGE,
+			     "its stacks expand to %" PRIu64 " frames, more than %"
+			     PRIu64 " (%d per byte of the file)", tc.frames,
+			     idx_frames_max(f), IDX_FRAMES_PER_BYTE);
 out:
 	free(items);
-	free(starts);
+	free(tc.starts);
+	free(tc.depth);
 	return rc;
 }
 
@@ -815,14 +859,19 @@ void idx_file_stats(const struct idx_file *f, struct idx_file_stats *out)
 }
 
 
+uint64_t idx_frames_max(const struct idx_file *f)
+{
+	uint64_t max = (uint64_t)f->size * IDX_FRAMES_PER_BYTE;
+
+	return max < IDX_FRAMES_MIN ? IDX_FRAMES_MIN : max;
+}
+
 enum mp_errcode idx_stack_begin(struct idx_stack_iter *it,
 				const struct idx_file *f, uint32_t stack_id,
 				uint64_t *budget, struct mp_err *err)
 {
-	uint64_t max = (uint64_t)f->size * IDX_FRAMES_PER_BYTE;
+	uint64_t max = idx_frames_max(f);
 
-	if (max < IDX_FRAMES_MIN)
-		max = IDX_FRAMES_MIN;
 	it->f = f;
 	it->node = stack_id;
 	it->depth = it->left = idx_stack_depth(f, stack_id);

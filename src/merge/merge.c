@@ -679,6 +679,9 @@ static enum mp_errcode build(struct merge *m, struct mp_err *err)
 		}
 		ctab_release_shard(&m->tab, s);
 	}
+	/* Sums and weighted counts stop at 2^64 - 1 (mp_mib's rules): count
+	 * the contexts where one did, for the caller to say so. */
+	m->saturated = idx_builder_saturated(&m->b);
 	return MP_OK;
 }
 

@@ -99,6 +99,7 @@ struct merge_escape;
 struct merge {
 	struct merge_opts opts;
 	size_t good, bad;	/* inputs merged, inputs rejected */
+	size_t saturated;	/* contexts with a field clamped at 2^64 - 1 */
 	const char *failed_input;	/* the input that stopped the merge */
 	/* Step 1: raw contexts by stack of location keys. */
 	struct ctab tab;

@@ -76,8 +76,10 @@ enum rt_state {			/* rt_hdr.state */
 #define RT_CLS_LARGE 0xff	/* rt_hdr.cls of an mmap'd block */
 
 struct rt_hdr {
-	/* LIVE: bytes from the block start to this header (0 if equal);
-	 * FREE: next block on the free list; REDIRECT: offset of the header. */
+	/* LIVE: bytes from the block start to this header (0 if equal) in
+	 * the low 32 bits, a check tag of the header's address above them
+	 * (rt_alloc.c); FREE: next block on the free list; REDIRECT: offset
+	 * of the header. */
 	uint64_t link;
 	uint64_t size;		/* requested size, >= 1 (malloc(0) counts 1) */
 	uint32_t stack;		/* stack depot id; 0: not profiled */

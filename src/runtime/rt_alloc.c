@@ -72,6 +72,30 @@ struct rt_central {
 
 static struct rt_central central[RT_NCLASS];
 
+/*
+ * A LIVE header's link holds the offset to its block (or mapping) in its
+ * low 32 bits and, above them, a tag computed from the header's own
+ * address.  free() and realloc() of a pointer we did not hand out (an
+ * interior pointer, a stray one) find a wrong tag, not merely a wrong
+ * state byte (1 chance in 256 to look LIVE), and abort as glibc does: a
+ * random header passes one time in 2^32.
+ */
+static inline uint64_t live_tag(const struct rt_hdr *h)
+{
+	return ((uint64_t)(uintptr_t)h * 0x9e3779b97f4a7c15ull) &
+	       0xffffffff00000000ull;
+}
+
+static inline uint64_t live_link(const struct rt_hdr *h, uint64_t off)
+{
+	return off | live_tag(h);
+}
+
+static inline uint64_t live_off(const struct rt_hdr *h)
+{
+	return h->link & 0xffffffffu;
+}
+
 static inline void *next_of(void *b)
 {
 	return (void *)(uintptr_t)((struct rt_hdr *)b)->link;
@@ -283,7 +307,7 @@ static void large_unlink(struct rt_large *l)
 
 static inline struct rt_large *large_of(const struct rt_hdr *h)
 {
-	return (struct rt_large *)((uintptr_t)h - h->link);
+	return (struct rt_large *)((uintptr_t)h - live_off(h));
 }
 
 /* A mapping for SIZE user bytes aligned to ALIGN; returns the header. */
@@ -305,7 +329,7 @@ static struct rt_hdr *large_alloc(size_t size, size_t align)
 	h = (struct rt_hdr *)(user - RT_HDR);
 	l->map_len = len;
 	l->hdr_off = (uintptr_t)h - (uintptr_t)l;
-	h->link = l->hdr_off;
+	h->link = live_link(h, l->hdr_off);
 	h->cls = RT_CLS_LARGE;
 	large_link(l);
 	return h;
@@ -391,12 +415,12 @@ void *memprof_rt_alloc(size_t size, size_t align, uintptr_t fp, unsigned flags)
 		}
 		user = (block + RT_HDR + align - 1) & ~(uintptr_t)(align - 1);
 		h = (struct rt_hdr *)(user - RT_HDR);
-		h->link = (uintptr_t)h - block;
+		h->link = live_link(h, (uintptr_t)h - block);
 		h->cls = (uint8_t)cls;
-		if (h->link) {
+		if (live_off(h)) {
 			struct rt_hdr *r = (struct rt_hdr *)block;
 
-			r->link = h->link;
+			r->link = live_off(h);
 			r->cls = (uint8_t)cls;
 			atomic_store_explicit(&r->state, RT_REDIRECT, memory_order_release);
 		}
@@ -424,6 +448,9 @@ static struct rt_hdr *checked_hdr(const void *p, const char *who)
 	if (__builtin_expect(st != RT_LIVE, 0))
 		memprof_rt_die("%s(): %s %p", who,
 			       st == RT_FREE ? "double free of" : "invalid pointer", p);
+	if (__builtin_expect((h->link & ~0xffffffffull) != live_tag(h) ||
+			     (h->cls >= RT_NCLASS && h->cls != RT_CLS_LARGE), 0))
+		memprof_rt_die("%s(): invalid pointer %p", who, p);
 	return h;
 }
 
@@ -445,7 +472,7 @@ void memprof_rt_free(void *p)
 	if (h->cls == RT_CLS_LARGE)
 		large_free(h);
 	else
-		block_put(t, h->cls, (void *)((uintptr_t)h - h->link));
+		block_put(t, h->cls, (void *)((uintptr_t)h - live_off(h)));
 	errno = saved;
 }
 
@@ -456,7 +483,7 @@ size_t memprof_rt_usable(const void *p)
 
 	if (atomic_load_explicit(&h->state, memory_order_relaxed) != RT_LIVE)
 		return 0;
-	base = (uintptr_t)h - h->link;
+	base = (uintptr_t)h - live_off(h);
 	if (h->cls == RT_CLS_LARGE)
 		return large_of(h)->map_len - ((uintptr_t)p - base);
 	return cls_size[h->cls] - ((uintptr_t)p - base);
@@ -485,6 +512,7 @@ static void *large_remap(struct rt_tls *t, struct rt_hdr *h, void *p,
 	nl->map_len = len;
 	large_link(nl);
 	h = (struct rt_hdr *)((uintptr_t)nl + nl->hdr_off);
+	h->link = live_link(h, nl->hdr_off);	/* the tag follows the move */
 	stamp(t, h, (uintptr_t)nl + off, size, fp);
 	return (void *)((uintptr_t)nl + off);
 }
@@ -515,7 +543,7 @@ void *memprof_rt_realloc(void *p, size_t size, uintptr_t fp)
 	 * at the realloc call; only the bytes stay put when they can.
 	 */
 	if (h->cls != RT_CLS_LARGE) {
-		size_t used = size + RT_HDR + h->link;
+		size_t used = size + RT_HDR + live_off(h);
 
 		if (size <= usable && (h->cls == 0 || used > cls_size[h->cls - 1])) {
 			retire(h, (uintptr_t)p);

@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -300,7 +301,7 @@ static int copy_from(int fd, const char *path)
 
 static int write_profile(const char *path, const struct rt_buf *parts, int nparts)
 {
-	char tmp[sizeof(last_path) + 8];
+	char tmp[sizeof(last_path) + 16];
 	int fd, err;
 	size_t len = strlen(path);
 
@@ -311,13 +312,19 @@ static int write_profile(const char *path, const struct rt_buf *parts, int npart
 				return -1;
 		return 0;
 	}
-	if (len + 5 > sizeof(tmp)) {
+	if (len + sizeof(".tmp.XXXXXX") > sizeof(tmp)) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
+	/*
+	 * An unpredictable name created with O_EXCL (mkostemp), so that a
+	 * link planted at a predictable LOG.PID.tmp cannot redirect our
+	 * write to another file: O_EXCL fails on any existing name, link or
+	 * not.  The profile is private to its user (0600) until renamed.
+	 */
 	memcpy(tmp, path, len);
-	memcpy(tmp + len, ".tmp", 5);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	memcpy(tmp + len, ".tmp.XXXXXX", sizeof(".tmp.XXXXXX"));
+	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	if (have_last && strcmp(last_path, path) == 0 && copy_from(fd, path) < 0)

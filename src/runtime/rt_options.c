@@ -6,6 +6,8 @@
 
 #include <string.h>
 
+_Static_assert(RT_MAX_FRAMES == 128, "the messages below say 128");
+
 struct rt_opts memprof_rt_opts = {
 	.dump_at_exit = 1,
 	.max_frames = 30,	/* compiler-rt's malloc_context_size */
@@ -26,10 +28,27 @@ static int parse_int(const char *v, size_t n, int *out)
 	return 0;
 }
 
+/* One line on stderr for a value we cannot use: never silently. */
+static void bad_value(const char *origin, const char *name, size_t nl,
+		      const char *val, size_t vl, const char *what)
+{
+	char n[64], v[64];
+
+	nl = nl < sizeof(n) - 1 ? nl : sizeof(n) - 1;
+	vl = vl < sizeof(v) - 1 ? vl : sizeof(v) - 1;
+	memcpy(n, name, nl);
+	n[nl] = '\0';
+	memcpy(v, val, vl);
+	v[vl] = '\0';
+	memprof_rt_log("%s: %s=%s: %s", origin, n, v, what);
+}
+
 /*
  * NAME=VALUE pairs separated by ':', ',' or blanks, as sanitizers take
  * them.  Unknown names are ignored (reported with verbosity=1), so a
- * MEMPROF_OPTIONS meant for compiler-rt does no harm.
+ * MEMPROF_OPTIONS meant for compiler-rt does no harm; a known name with a
+ * value we cannot use is reported on stderr and ignored, and a value out
+ * of range clamped, with a line saying so.
  */
 void memprof_rt_parse_options(const char *s, const char *origin)
 {
@@ -63,16 +82,36 @@ void memprof_rt_parse_options(const char *s, const char *origin)
 			} else {
 				memprof_rt_log("%s: log_path too long, ignored", origin);
 			}
-		} else if (IS("dump_at_exit") && parse_int(val, vl, &n) == 0) {
-			memprof_rt_opts.dump_at_exit = n != 0;
-		} else if (IS("malloc_context_size") && parse_int(val, vl, &n) == 0) {
-			memprof_rt_opts.max_frames = n > RT_MAX_FRAMES ? RT_MAX_FRAMES : n;
-		} else if (IS("unwind") && vl == 2 && memcmp(val, "fp", 2) == 0) {
-			memprof_rt_opts.unwind_backtrace = 0;
-		} else if (IS("unwind") && vl == 9 && memcmp(val, "backtrace", 9) == 0) {
-			memprof_rt_opts.unwind_backtrace = 1;
-		} else if (IS("verbosity") && parse_int(val, vl, &n) == 0) {
-			memprof_rt_opts.verbosity = n;
+		} else if (IS("dump_at_exit") || IS("malloc_context_size") ||
+			   IS("verbosity")) {
+			if (parse_int(val, vl, &n) != 0) {
+				bad_value(origin, name, nl, val, vl,
+					  "not a whole number up to 1000000, ignored");
+			} else if (IS("dump_at_exit")) {
+				memprof_rt_opts.dump_at_exit = n != 0;
+			} else if (IS("verbosity")) {
+				memprof_rt_opts.verbosity = n;
+			} else if (n < 1) {
+				/* Empty stacks: llvm-profdata rejects the file. */
+				bad_value(origin, name, nl, val, vl, "at least 1 frame "
+					  "is kept (a profile of empty stacks is "
+					  "unreadable); using 1");
+				memprof_rt_opts.max_frames = 1;
+			} else if (n > RT_MAX_FRAMES) {
+				bad_value(origin, name, nl, val, vl, "more than the "
+					  "runtime keeps (128); using 128");
+				memprof_rt_opts.max_frames = RT_MAX_FRAMES;
+			} else {
+				memprof_rt_opts.max_frames = n;
+			}
+		} else if (IS("unwind")) {
+			if (vl == 2 && memcmp(val, "fp", 2) == 0)
+				memprof_rt_opts.unwind_backtrace = 0;
+			else if (vl == 9 && memcmp(val, "backtrace", 9) == 0)
+				memprof_rt_opts.unwind_backtrace = 1;
+			else
+				bad_value(origin, name, nl, val, vl,
+					  "wants fp or backtrace, ignored");
 		} else if (memprof_rt_opts.verbosity) {
 			char unknown[64];
 			size_t k = nl < sizeof(unknown) - 1 ? nl : sizeof(unknown) - 1;

@@ -19,6 +19,7 @@
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <gelf.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -88,6 +89,9 @@ struct sym_cu {
 	struct sym_fn *fns;
 	size_t nfns;
 	bool built;
+	uint16_t version;	/* of the unit header */
+	bool checked;		/* by cu_trusted() */
+	const char *distrust;	/* why it cannot be trusted, or NULL */
 };
 
 /* A range of a CU, DWARF addresses; cu indexes sym_module.cus. */
@@ -125,6 +129,9 @@ struct sym_module {
 	uint32_t build_id_size;
 	bool from_debug_dir;
 	bool warned_nomatch;
+	bool warned_untrusted;	/* its DWARF was found corrupt, and said */
+	const char *distrust;	/* why none of its DWARF can be trusted */
+	uint64_t untrusted;	/* addresses left unsymbolized for that */
 	int dwarf;		/* -1 not yet known, 0 none, 1 present */
 	Dwarf *dw;
 	Dwarf_Addr dwbias;	/* Dwfl address - DWARF address */
@@ -555,7 +562,16 @@ static enum mp_errcode module_open(struct sym_ctx *ctx, const char *path,
 	if (fd < 0)
 		return mp_fail(err, MP_E_IO, "cannot open '%s': %s", path,
 			       strerror(errno));
-	close(fd);
+	{
+		struct stat st;
+		bool dir = fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
+
+		close(fd);
+		if (dir)
+			return mp_fail(err, MP_E_IO, "'%s' is a directory, not "
+				       "an executable or shared library (--debug-dir "
+				       "takes a directory)", path);
+	}
 	m = calloc(1, sizeof(*m));
 	if (!m || !(m->path = strdup(path)) || !(m->dbgpath = make_dbgpath(ctx))) {
 		module_free(m);
@@ -1229,14 +1245,15 @@ static bool index_cus(struct sym_module *m)
 	size_t acus = 0, acur = 0;
 	ptrdiff_t off;
 	uint8_t type;
+	int r;
 
-	while (dwarf_get_units(m->dw, cu, &cu, &version, &type, &cudie,
-			       &subdie) == 0) {
+	while ((r = dwarf_get_units(m->dw, cu, &cu, &version, &type, &cudie,
+				    &subdie)) == 0) {
 		if (type != DW_UT_compile && type != DW_UT_partial)
 			continue;
 		if (!MP_GROW(m->cus, acus, m->ncus + 1))
 			return false;
-		m->cus[m->ncus] = (struct sym_cu){ .die = cudie };
+		m->cus[m->ncus] = (struct sym_cu){ .die = cudie, .version = version };
 		off = 0;
 		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
 			if (lo >= hi)
@@ -1247,6 +1264,11 @@ static bool index_cus(struct sym_module *m)
 		}
 		m->ncus++;
 	}
+	/* A unit header libdw cannot read (an unknown version, a length
+	 * past the section) hides every unit after it. */
+	if (r < 0)
+		m->distrust = "a compilation unit header libdw cannot read, "
+			      "such as one of an unknown DWARF version";
 	if (m->ncur > 1)
 		qsort(m->cur, m->ncur, sizeof(*m->cur), cu_range_cmp);
 	return true;
@@ -1681,6 +1703,67 @@ static bool symtab_frame(struct sym_ctx *ctx, struct sym_module *m,
 	return true;
 }
 
+/*
+ * Is S text: valid UTF-8 without control characters?  A name that is not
+ * came from corrupt debug information (a string offset into binary data),
+ * not from a compiler.
+ */
+static bool is_text(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		unsigned n = *p < 0x80 ? 0 : *p >= 0xc2 && *p <= 0xdf ? 1
+			: *p >= 0xe0 && *p <= 0xef ? 2 : *p >= 0xf0 && *p <= 0xf4 ? 3
+			: 4;
+
+		if (n == 4 || *p < 0x20 || *p == 0x7f)
+			return false;
+		for (p++; n > 0; n--, p++)
+			if ((*p & 0xc0) != 0x80)
+				return false;
+	}
+	return true;
+}
+
+/*
+ * Can CU be trusted?  Checked once per CU, when an address first falls in
+ * it: a unit version libdw reads (2 to 5) and, when the unit has a line
+ * table, one that reads.  llvm-symbolizer warns about such units; reading
+ * on would give garbage names or lose lines silently.  *WHY gets the
+ * reason when not.
+ */
+static bool cu_trusted(struct sym_cu *cu, const char **why)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Lines *lines;
+	size_t nlines;
+
+	if (!cu->checked) {
+		cu->checked = true;
+		if (cu->version < 2 || cu->version > 5)
+			cu->distrust = "a compilation unit of an unknown DWARF "
+				       "version";
+		else if (dwarf_attr(&cu->die, DW_AT_stmt_list, &attr) &&
+			 dwarf_getsrclines(&cu->die, &lines, &nlines) != 0)
+			cu->distrust = "a line table that does not read";
+	}
+	*why = cu->distrust;
+	return !cu->distrust;
+}
+
+/* Say once per module that its DWARF is corrupt, and why. */
+static void distrust(struct sym_ctx *ctx, struct sym_module *m,
+		     const char *why)
+{
+	m->untrusted++;
+	if (m->warned_untrusted)
+		return;
+	m->warned_untrusted = true;
+	warn(ctx, "the debug information of '%s' cannot be trusted (%s): "
+	     "the frames it would name stay unsymbolized", m->path, why);
+}
+
 /* The line-table row of DWARF address A in CU, as a frame without function. */
 static struct sym_frame line_loc(struct sym_ctx *ctx, struct sym_cu *cu,
 				 uint64_t a, const char *comp_dir, bool *nomem)
@@ -1743,7 +1826,7 @@ static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
 	const struct sym_range *r;
 	struct sym_cu *cu = NULL;
 	Dwarf_Attribute attr;
-	const char *comp_dir, *name;
+	const char *comp_dir, *name, *why;
 	size_t n = 0, depth = 0;
 	bool nomem = false;
 	uint64_t a;
@@ -1755,9 +1838,17 @@ static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
 		cu = find_cu(m, da - m->dwbias);
 	if (nomem)
 		return false;
+	if (m->distrust) {
+		distrust(ctx, m, m->distrust);
+		return true;		/* no frame: unsymbolized */
+	}
 	if (!cu) {
 		*from_symtab = true;
 		return symtab_frame(ctx, m, da, nout);
+	}
+	if (!cu_trusted(cu, &why)) {
+		distrust(ctx, m, why);
+		return true;		/* no frame: unsymbolized */
 	}
 	a = da - m->dwbias;
 	comp_dir = dwarf_formstring(dwarf_attr(&cu->die, DW_AT_comp_dir, &attr));
@@ -1792,7 +1883,13 @@ static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
 		    !dwarf_offdie(m->dw, nodes[k]->off, &die))
 			continue;
 		f = loc;
-		f.function = intern_fn(ctx, die_name(&die), &f, &nomem);
+		name = die_name(&die);
+		if ((name && !is_text(name)) || (f.file && !is_text(f.file))) {
+			distrust(ctx, m, "a name that is not text");
+			*nout = 0;
+			return true;
+		}
+		f.function = intern_fn(ctx, name, &f, &nomem);
 		f.inlined = tag == DW_TAG_inlined_subroutine;
 		if (dwarf_decl_line(&die, &decl) == 0 && decl > 0)
 			f.start_line = (uint32_t)decl;

@@ -46,6 +46,9 @@ def layout(path):
             if not any(bx - 0.02 <= x and x + w <= bx + bw + 0.02
                        for bx, bw, _ in below):
                 sys.exit("frame %r at depth %d stands on nothing" % (t, d))
+    if not boxes:
+        print(0, 0)
+        return
     root_title = by_depth[0][0][2]
     value = re.search(r"\n(?:test )?([0-9,]+) ", root_title).group(1)
     print(len(boxes), value.replace(",", ""))

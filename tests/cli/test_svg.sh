@@ -9,7 +9,8 @@ set -u
 BUILD=${1:-build}
 MD=$(cd "$(dirname "$BUILD/memprof-data")" && pwd)/memprof-data
 FX=$(cd tests/fixtures && pwd)
-CHECK=$(pwd)/tests/cli/svg_check.py
+ROOT=$(pwd)
+CHECK=$ROOT/tests/cli/svg_check.py
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -59,27 +60,32 @@ else
 fi
 
 # Hostile names: the cxx fixture's binary with one function renamed, in
-# every string table, to bytes XML cannot carry or a reader should not
-# see (a control byte, an invalid UTF-8 byte, '<', '&', a right-to-left
-# override).  The build id is unchanged, so the renamed binary matches.
+# every string table, to text XML must escape or a reader should not see
+# ('<', '&', a right-to-left override, a C1 control).  The build id is
+# unchanged, so the renamed binary matches.  (Names that are not text at
+# all, control bytes or invalid UTF-8, mark the binary's DWARF untrusted:
+# test_dwarf_trust.sh.)  And an indexed file whose function name is not
+# UTF-8 (tests/fuzz/hostile.py).
 python3 - "$FX/cxx.pie" hostile.pie <<'PY'
 import sys
 data = open(sys.argv[1], "rb").read()
-new = b"ve\x01\xff<&\xe2\x80\xaeowth"
+new = b"v<&\xe2\x80\xae\xc2\x9bowthx"
 assert len(new) == len(b"vector_growth") and b"vector_growth" in data
 open(sys.argv[2], "wb").write(data.replace(b"vector_growth", new))
 PY
+python3 "$ROOT/tests/fuzz/hostile.py" hostile >/dev/null
 "$MD" merge --no-progress --format=svg -o h.svg --binary=hostile.pie \
 	"$FX/cxx.v4.profraw" 2>/dev/null
+"$MD" merge --no-progress --format=svg --value=allocs -o u.svg hostile/json-invalid-utf8.memprof 2>/dev/null
 "$MD" merge --no-progress --format=folded -o h.folded --binary=hostile.pie \
 	"$FX/cxx.v4.profraw" 2>/dev/null
-if python3 "$CHECK" layout h.svg >/dev/null 2>err &&
-   grep -q 've?&#xfffd;&lt;&amp;?owth' h.svg && ! LC_ALL=C grep -q "$(printf '\342\200\256')" h.svg &&
-   ! LC_ALL=C grep -q "$(printf '[\001-\010\016-\037]')" h.folded &&
+if python3 "$CHECK" layout h.svg >/dev/null 2>err && python3 "$CHECK" layout u.svg >/dev/null 2>>err &&
+   grep -q 'v&lt;&amp;??owthx' h.svg && ! LC_ALL=C grep -q "$(printf '\342\200\256')" h.svg &&
+   grep -q '&#xfffd;bad&#xfffd;(utf8' u.svg &&
    [ "$(wc -l <h.folded)" = 4 ]; then
-	ok "hostile function names: the svg stays well-formed XML, folded stacks one line per context"
+	ok "hostile function names ('<', '&', bidi and C1 controls, invalid UTF-8): the svg stays well-formed XML, shows them escaped"
 else
-	notok "hostile names: $(cat err) $(grep -o 've[^ ]*owth' h.svg | head -n 1)"
+	notok "hostile names: $(cat err) $(grep -o 'v&lt;[^ ]*owth' h.svg | head -n 1)"
 fi
 
 # diff --format=svg: gates as the text report, -o only with svg.

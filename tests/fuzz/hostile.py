@@ -17,12 +17,21 @@ idx-deep-trie.memprof
     indexed: a trie that is one chain of N nodes, each node a context, one
     function, a small MIB schema.  Every context is N/2 frames deep on
     average: N^2/2 frames in all, read frame by frame from the leaf in
-    N^3/6 steps (now: walked up in O(depth), and a view expands at most
-    16 frames per byte of the file).
+    N^3/6 steps (now: walked up in O(depth), and a file whose contexts
+    expand to more than 16 frames per byte of it is refused when opened,
+    node depths computed in one pass).
 idx-shared-record.memprof
     indexed: K hash-table items with the same name pointing at the same
     record of C contexts: walked K times, K x C contexts listed (now
-    rejected: records may not overlap, a function has one).
+    rejected: records may not overlap, a function has one; and since its
+    C - 1 nodes are one frame under one parent, the trie check refuses it
+    first).
+idx-long-name.memprof
+    indexed: a chain of N nodes as in idx-deep-trie, within the frames-per-
+    byte cap, all in one function whose name is 64 KiB x SCALE long.  Every
+    frame carries the name: `diff` and `overlap` built match keys from the
+    names, N^2/2 x 64 KiB bytes (34 GB at SCALE 1); now a frame costs a few
+    string ids whatever its name's length.
 idx-no-histogram-field.memprof (SCALE 1 only)
     indexed: one context, a MIB schema without the histogram field (the
     format lets a writer choose its fields).  `show` crashed copying from
@@ -165,6 +174,9 @@ def main():
         "raw-shared-stack.profraw": raw_shared_stack(300 * scale, 6000 * scale),
         "idx-deep-trie.memprof": idx_deep_trie(1500 * scale),
         "idx-shared-record.memprof": idx_shared_record(400 * scale, 1500 * scale),
+        # sqrt(16 x name bytes) nodes: the most frames the cap allows.
+        "idx-long-name.memprof": idx_deep_trie(
+            int((16 * 65536 * scale) ** 0.5), name=b"n" * (65536 * scale)),
     }
     if scale == 1:
         # Not hostile, just legal: a schema without the histogram field.

@@ -112,6 +112,7 @@ build stress gcc $CF -o "$T/stress" "$SRC/stress.c" "$LIB" $LF
 build exits gcc $CF -o "$T/exits" "$SRC/exits.c" "$LIB" $LF
 build dump gcc $CF -o "$T/dump" "$SRC/dump.c" "$LIB" $LF
 build fname gcc $CF -o "$T/fname" "$SRC/fname.c" "$LIB" $LF
+build hostile gcc $CF -o "$T/hostile" "$SRC/hostile.c" "$LIB" $LF
 CHECK_CF=$(pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS=$(pkg-config --libs check 2>/dev/null || echo -lcheck)
 build unit_rt gcc $CF -I"$ROOT/src/runtime" $CHECK_CF \
@@ -356,6 +357,41 @@ rm -rf "${T:?}/fname.pd"
 mkdir -p "$T/fname.pd"
 (cd "$T/fname.pd" && MEMPROF_OPTIONS=log_path=$T/fname.pd/opt "$T/fname")
 check "log_path wins over __memprof_profile_filename" sh -c "ls '$T/fname.pd' | grep -qx 'opt.[0-9]*'"
+
+# ------------------------------------------------------------------ hostile
+# A link planted at the temporary's predictable name: the runtime's
+# temporary is unpredictable and created with O_EXCL, so the link's target
+# is left alone.
+rm -rf "${T:?}/hostile.pd"
+mkdir -p "$T/hostile.pd"
+echo precious >"$T/hostile.pd/victim"
+MEMPROF_OPTIONS=log_path=$T/hostile.pd/p "$T/hostile" symlink "$T/hostile.pd/victim"
+check "a symbolic link planted at LOG.PID.tmp: its target untouched, the profile written" \
+	sh -c "[ \"\$(cat '$T/hostile.pd/victim')\" = precious ] &&
+	       p=\$(ls '$T/hostile.pd' | grep -x 'p\.[0-9]*') &&
+	       '$MD' show '$T/hostile.pd'/\$p >/dev/null"
+for m in interior forged; do
+	MEMPROF_OPTIONS=log_path=$T/hostile.pd/$m "$T/hostile" $m 2>"$T/hostile.pd/$m.err"
+	rc=$?
+	if [ $rc -ge 128 ] && grep -q 'free(): invalid pointer' "$T/hostile.pd/$m.err"; then
+		ok "free() of a $m pointer: aborts (status $rc) with 'invalid pointer'"
+	else
+		notok "free() of a $m pointer: status $rc, $(cat "$T/hostile.pd/$m.err")"
+	fi
+done
+# MEMPROF_OPTIONS: a bad value is said, never silently dropped; a stack
+# depth of 0 (a profile llvm-profdata rejects) becomes 1.
+MEMPROF_OPTIONS="log_path=$T/hostile.pd/o:dump_at_exit=yes:unwind=sideways" \
+	"$T/hostile" plain 2>"$T/hostile.pd/opt.err"
+check "MEMPROF_OPTIONS: dump_at_exit=yes and unwind=sideways each get a line on stderr" \
+	sh -c "grep -q 'dump_at_exit=yes: not a whole number' '$T/hostile.pd/opt.err' &&
+	       grep -q 'unwind=sideways: wants fp or backtrace' '$T/hostile.pd/opt.err'"
+MEMPROF_OPTIONS="log_path=$T/hostile.pd/z:malloc_context_size=0" \
+	"$T/hostile" plain 2>"$T/hostile.pd/z.err"
+z=$(ls "$T"/hostile.pd/z.[0-9]* 2>/dev/null | head -n 1)
+check "malloc_context_size=0: one line on stderr, 1 frame kept, llvm-profdata-19 reads the profile" \
+	sh -c "grep -q 'malloc_context_size=0: at least 1 frame' '$T/hostile.pd/z.err' &&
+	       [ -n '$z' ] && llvm-profdata-19 show --memory --profiled-binary '$T/hostile' '$z' >/dev/null"
 
 # ------------------------------------------------------------------ valgrind
 if command -v valgrind >/dev/null 2>&1; then

@@ -273,6 +273,17 @@ def main():
     case("trie-parent-not-a-node", "trie node at offset %d has its parent %d "
          "bytes back, not at an earlier node" % (child, L.nodes[child][1] - 1),
          lambda b: put_varint(b, L.nodes[child][2], L.nodes[child][1] - 1))
+    # Two children of one parent made the same frame: forbidden by
+    # memprof-data-format(5), as it would split one stack in two.
+    by_parent = {}
+    for o, (fr, up, q) in sorted(L.nodes.items()):
+        by_parent.setdefault(o - up if up else None, []).append(o)
+    sib_a, sib_b = next((v[0], v[1]) for v in by_parent.values()
+                        if len(v) >= 2 and L.nodes[v[0]][0] < 128
+                        and L.nodes[v[1]][0] < 128)
+    case("trie-duplicate-node", "trie nodes at offsets %d and %d are the same "
+         "frame under the same parent" % (sib_a, sib_b),
+         lambda b: put_varint(b, trie + sib_b, L.nodes[sib_a][0]))
     case("trie-count", "trie holds %d nodes, its count says %d"
          % (len(L.nodes), len(L.nodes) + 1),
          lambda b: put(b, "I", trie, len(L.nodes) + 1))
