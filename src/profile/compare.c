@@ -85,133 +85,194 @@ enum cmp_class cmp_classify(const struct mp_mib *m,
 
 /* ---- keys ---- */
 
-struct keybuf {
-	char *s;
-	size_t n, alloc;
-};
-
-static bool kb_add(struct keybuf *k, const char *s, size_t len)
+/*
+ * Strings by content, each hashed once: a string is found by its pointer
+ * first (the views hand out the same pointer for the same string: a file's
+ * string table, the symbolizer's interned names), by its bytes only the
+ * first time a pointer is seen.  Ids start at 1; 0 is "no string".  The
+ * strings are not copied: the views outlive the comparison.
+ */
+static bool str_eq(const void *key, uint32_t id, const void *ctx)
 {
-	if (!MP_GROW(k->s, k->alloc, k->n + len + 1))
-		return false;
-	memcpy(k->s + k->n, s, len);
-	k->n += len;
-	k->s[k->n] = '\0';
-	return true;
+	const struct cmp *c = ctx;
+
+	return strcmp(c->strs[id - 1], key) == 0;
+}
+
+static uint32_t str_id(struct cmp *c, const char *s)
+{
+	uint32_t *slot, id;
+	bool added;
+	uint64_t h;
+
+	if (!s)
+		return 0;
+	slot = ht_map_find_or_add(&c->str_by_ptr, (uint64_t)(uintptr_t)s, &added);
+	if (!slot) {
+		c->nomem = true;
+		return UINT32_MAX;
+	}
+	if (!added)
+		return *slot;
+	h = mp_hash_bytes(s, strlen(s), 7);
+	id = ht_find(&c->str_ht, h, str_eq, s, c);
+	if (id == HT_NONE) {
+		if (c->nstrs >= UINT32_MAX - 2 ||
+		    !MP_GROW(c->strs, c->astrs, c->nstrs + 1) ||
+		    ht_insert(&c->str_ht, h, (uint32_t)c->nstrs + 1)) {
+			/* Forget the pointer: a later try starts afresh. */
+			c->nomem = true;
+			return *slot = UINT32_MAX;
+		}
+		c->strs[c->nstrs++] = s;
+		id = (uint32_t)c->nstrs;
+	}
+	return *slot = id;
+}
+
+/* The same for a string in a buffer of the caller's: copied once.  (Out
+ * of memory, both set c->nomem.) */
+static uint32_t str_id_copy(struct cmp *c, const char *s)
+{
+	uint64_t h = mp_hash_bytes(s, strlen(s), 7);
+	uint32_t id = ht_find(&c->str_ht, h, str_eq, s, c);
+
+	if (id != HT_NONE)
+		return id;
+	s = mp_arena_strdup(&c->arena, s);
+	if (!s)
+		c->nomem = true;
+	return s ? str_id(c, s) : UINT32_MAX;
 }
 
 /*
- * The match key of a context: its frames, each reduced as the match mode
- * says, separated by control characters that no name or path holds.
+ * The match key of a context: per frame a few 32-bit words of string ids
+ * and numbers, as the match mode says, into c->kw.  A frame costs the same
+ * whatever the length of its names.  False when out of memory.
  */
-static bool context_key(const struct view_context *c, enum cmp_match m,
-			struct keybuf *k)
+static bool context_key(struct cmp *c, const struct view_context *vc,
+			enum cmp_match m)
 {
-	/* A context without frames has the empty key, not the last one's. */
-	k->n = 0;
-	if (!kb_add(k, "", 0))
-		return false;
-	for (uint32_t i = 0; i < c->nframes; i++) {
-		const struct mp_frame *f = &c->frames[i];
-		char num[2 * 255 + 32];
-		int len;
+	c->nkw = 0;
+	for (uint32_t i = 0; i < vc->nframes; i++) {
+		const struct mp_frame *f = &vc->frames[i];
+		uint32_t w[7], n = 0;
 
 		if (!mp_frame_symbolized(f)) {
 			/* Unsymbolized: its module and offset, or its address. */
 			char bid[2 * 255 + 1];
+			uint64_t at = f->build_id_size || !(f->flags & MP_FRAME_ADDRESS)
+				? f->offset : f->address;
 
-			len = snprintf(num, sizeof(num), "?%s+%" PRIx64 "\x1e",
-				       mp_frame_build_id_hex(f, bid, sizeof(bid)),
-				       f->build_id_size ||
-				       !(f->flags & MP_FRAME_ADDRESS)
-					       ? f->offset : f->address);
-			if (!kb_add(k, num, (size_t)len))
-				return false;
-			continue;
+			w[n++] = 1;
+			w[n++] = str_id_copy(c, mp_frame_build_id_hex(f, bid,
+								      sizeof(bid)));
+			w[n++] = (uint32_t)at;
+			w[n++] = (uint32_t)(at >> 32);
+		} else {
+			w[n++] = 2;
+			w[n++] = str_id(c, f->function ? f->function : "");
+			if (m != CMP_MATCH_FUNCTION) {
+				w[n++] = str_id(c, f->file ? f->file : "");
+				w[n++] = f->line;
+				w[n++] = m == CMP_MATCH_COLUMN ? f->column : 0;
+				w[n++] = f->discriminator;
+				w[n++] = mp_frame_inlined(f);
+			}
 		}
-		if (!kb_add(k, f->function ? f->function : "", f->function
-			    ? strlen(f->function) : 0))
+		if (c->nomem || !MP_GROW(c->kw, c->akw, c->nkw + n))
 			return false;
-		if (m == CMP_MATCH_FUNCTION) {
-			if (!kb_add(k, "\x1e", 1))
-				return false;
-			continue;
-		}
-		if (!kb_add(k, "\x1f", 1) ||
-		    !kb_add(k, f->file ? f->file : "", f->file ? strlen(f->file) : 0))
-			return false;
-		len = m == CMP_MATCH_COLUMN
-			? snprintf(num, sizeof(num), "\x1f%u:%u:%u:%d\x1e", f->line,
-				   f->column, f->discriminator, mp_frame_inlined(f))
-			: snprintf(num, sizeof(num), "\x1f%u:%u:%d\x1e", f->line,
-				   f->discriminator, mp_frame_inlined(f));
-		if (!kb_add(k, num, (size_t)len))
-			return false;
+		memcpy(c->kw + c->nkw, w, n * sizeof(*w));
+		c->nkw += n;
 	}
 	return true;
 }
 
+struct key_probe {
+	struct cmp *c;
+	enum cmp_match m;
+	bool nomem;
+};
+
+/*
+ * Is entry ID's context the one whose key is in c->kw?  Its key is not
+ * kept: it is made again from its context, into the spare buffer (a
+ * context's frames stay in its view).
+ */
 static bool key_eq(const void *key, uint32_t id, const void *ctx)
 {
-	const struct cmp *c = ctx;
+	struct key_probe *p = (struct key_probe *)key;
+	struct cmp *c = p->c;
+	uint32_t *kw = c->kw;
+	size_t nkw = c->nkw, akw = c->akw;
+	bool eq;
 
-	return strcmp(c->keys[id], key) == 0;
-}
-
-static bool fn_eq(const void *key, uint32_t id, const void *ctx)
-{
-	const struct cmp *c = ctx;
-
-	return strcmp(c->functions[id], key) == 0;
+	(void)ctx;
+	/* Swap the buffers: the probe's key goes to kw2 for a moment. */
+	c->kw = c->kw2;
+	c->akw = c->akw2;
+	if (!context_key(c, c->e[id].ctx, p->m)) {
+		p->nomem = true;
+		eq = false;
+	} else {
+		eq = c->nkw == nkw && memcmp(c->kw, kw, nkw * sizeof(*kw)) == 0;
+	}
+	c->kw2 = c->kw;
+	c->akw2 = c->akw;
+	c->kw = kw;
+	c->nkw = nkw;
+	c->akw = akw;
+	return eq;
 }
 
 /*
  * The function a context belongs to: its leaf frame's; for an
- * unsymbolized leaf, its module's build id in hex (BUF), or "?".
+ * unsymbolized leaf, its module's build id in hex, or "?".  As a string
+ * id (0 when out of memory).
  */
-static const char *leaf_function(const struct view_context *v, char *buf,
-				 size_t size)
+static uint32_t leaf_function(struct cmp *c, const struct view_context *v)
 {
 	const struct mp_frame *f;
+	char bid[2 * 255 + 1];
 
 	if (v->nframes == 0)
-		return "";
+		return str_id(c, "");
 	f = &v->frames[0];
 	if (f->function)
-		return f->function;
+		return str_id(c, f->function);
 	if (!f->build_id_size)
-		return "?";
-	return mp_frame_build_id_hex(f, buf, size);
+		return str_id(c, "?");
+	return str_id_copy(c, mp_frame_build_id_hex(f, bid, sizeof(bid)));
 }
 
-static enum mp_errcode function_index(struct cmp *c, const char *name,
+static enum mp_errcode function_index(struct cmp *c, uint32_t name,
 				      uint32_t *out)
 {
-	uint64_t h = mp_hash_bytes(name, strlen(name), 7);
-	uint32_t id = ht_find(&c->fn_ht, h, fn_eq, name, c);
+	uint32_t *slot;
+	bool added;
 
-	if (id != HT_NONE) {
-		*out = id;
+	if (name == UINT32_MAX || name == 0)
+		return MP_E_NOMEM;
+	slot = ht_map_find_or_add(&c->fn_by_str, name, &added);
+	if (!slot)
+		return MP_E_NOMEM;
+	if (!added) {
+		*out = *slot;
 		return MP_OK;
 	}
-	/* NAME may be the caller's buffer: keep a copy. */
-	name = mp_arena_strdup(&c->arena, name);
-	if (!name ||
-	    !MP_GROW(c->functions, c->afunctions, c->nfunctions + 1) ||
-	    ht_insert(&c->fn_ht, h, (uint32_t)c->nfunctions))
+	if (!MP_GROW(c->functions, c->afunctions, c->nfunctions + 1))
 		return MP_E_NOMEM;
-	c->functions[c->nfunctions] = name;
-	*out = (uint32_t)c->nfunctions++;
+	c->functions[c->nfunctions] = c->strs[name - 1];
+	*out = *slot = (uint32_t)c->nfunctions++;
 	return MP_OK;
 }
 
 static enum mp_errcode add_side(struct cmp *c, const struct view *v, int side,
-				enum cmp_match m, struct keybuf *k)
+				enum cmp_match m)
 {
-	char bid[2 * 255 + 1];
-
 	for (size_t i = 0; i < v->ncontexts; i++) {
 		const struct view_context *vc = &v->contexts[i];
+		struct key_probe probe = { c, m, false };
 		struct cmp_entry *e;
 		uint64_t h;
 		uint32_t id;
@@ -219,23 +280,20 @@ static enum mp_errcode add_side(struct cmp *c, const struct view *v, int side,
 		for (int f = 0; f < MIB__COUNT; f++)
 			c->total[side][f] = sat_add(c->total[side][f],
 						    vc->mib.v[f]);
-		if (!context_key(vc, m, k))
+		if (!context_key(c, vc, m))
 			return MP_E_NOMEM;
-		h = mp_hash_bytes(k->s, k->n, 3);
-		id = ht_find(&c->key_ht, h, key_eq, k->s, c);
+		h = mp_hash_bytes(c->kw, c->nkw * sizeof(*c->kw), 3);
+		id = ht_find(&c->key_ht, h, key_eq, &probe, c);
+		if (probe.nomem)
+			return MP_E_NOMEM;
 		if (id == HT_NONE) {
-			char *copy = mp_arena_memdup(&c->arena, k->s, k->n + 1);
-
-			if (!copy || !MP_GROW(c->e, c->alloc, c->n + 1) ||
-			    !MP_GROW(c->keys, c->akeys, c->n + 1))
+			if (!MP_GROW(c->e, c->alloc, c->n + 1))
 				return MP_E_NOMEM;
 			id = (uint32_t)c->n++;
-			c->keys[id] = copy;
 			e = &c->e[id];
 			memset(e, 0, sizeof(*e));
 			e->ctx = vc;
-			if (function_index(c, leaf_function(vc, bid, sizeof(bid)),
-					   &e->function) ||
+			if (function_index(c, leaf_function(c, vc), &e->function) ||
 			    ht_insert(&c->key_ht, h, id))
 				return MP_E_NOMEM;
 		}
@@ -280,14 +338,18 @@ enum mp_errcode cmp_build(struct cmp *c, const struct view *base,
 			  const struct view *test, enum cmp_match m,
 			  struct mp_err *err)
 {
-	struct keybuf k = { 0 };
 	enum mp_errcode rc;
 
 	memset(c, 0, sizeof(*c));
-	rc = add_side(c, base, CMP_BASE, m, &k);
+	rc = add_side(c, base, CMP_BASE, m);
 	if (!rc)
-		rc = add_side(c, test, CMP_TEST, m, &k);
-	free(k.s);
+		rc = add_side(c, test, CMP_TEST, m);
+	/* The keys' buffers and the pointer cache are done with. */
+	free(c->kw);
+	free(c->kw2);
+	c->kw = c->kw2 = NULL;
+	c->akw = c->akw2 = c->nkw = 0;
+	ht_map_release(&c->str_by_ptr);
 	if (!rc)
 		rc = group_by_function(c);
 	if (rc)
@@ -301,11 +363,15 @@ void cmp_release(struct cmp *c)
 		return;
 	free(c->e);
 	free(c->functions);
-	free(c->keys);
+	free(c->strs);
+	free(c->kw);
+	free(c->kw2);
 	free(c->fn_start);
 	free(c->by_fn);
 	ht_release(&c->key_ht);
-	ht_release(&c->fn_ht);
+	ht_release(&c->str_ht);
+	ht_map_release(&c->str_by_ptr);
+	ht_map_release(&c->fn_by_str);
 	mp_arena_release(&c->arena);
 	memset(c, 0, sizeof(*c));
 }

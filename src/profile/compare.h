@@ -74,10 +74,16 @@ struct cmp {
 	/* private */
 	size_t *fn_start;		/* function f's entries are */
 	uint32_t *by_fn;		/* by_fn[fn_start[f] .. fn_start[f+1]) */
-	const char **keys;
-	size_t akeys;
-	struct ht key_ht, fn_ht;
-	struct mp_arena arena;
+	struct ht key_ht;		/* entries by the hash of their key */
+	const char **strs;		/* string id - 1 -> the string */
+	size_t nstrs, astrs;
+	struct ht str_ht;		/* strings by content */
+	struct ht_map str_by_ptr;	/* pointer -> string id */
+	struct ht_map fn_by_str;	/* string id -> index in functions */
+	uint32_t *kw, *kw2;		/* a key being built, and a spare */
+	size_t nkw, akw, akw2;
+	struct mp_arena arena;		/* strings made here (build ids) */
+	bool nomem;			/* a string could not be kept */
 };
 
 /* Parse "column", "line" or "function". */

@@ -108,3 +108,54 @@ if grep -n 'mmap' "$SRC"/common/*.c "$SRC"/raw/*.c "$SRC"/indexed/*.c \
 else
 	ok "no input is mapped (read(2) only; the runtime alone maps memory)"
 fi
+
+# Deep tries (tests/fuzz/hostile.py, a chain of N nodes, each a context:
+# N^2/2 frames from a file of a few bytes per node): refused when opened,
+# from node depths computed in one pass, before any stack is built.  At
+# scales 1, 8 and 50 (6 KB to 300 KB) the peak stays a few MiB.
+peaks=""
+for scale in 1 8 50; do
+	python3 "$SRC/../tests/fuzz/hostile.py" h$scale $scale
+	f=h$scale/idx-deep-trie.memprof
+	for cmd in "show $f" "diff $f $f" "merge --no-progress -o m$scale.memprof $f"; do
+		# shellcheck disable=SC2086
+		set -- $(rss "$MD" $cmd)
+		if [ "$2" != 1 ] || ! grep -q 'its stacks expand to [0-9]* frames, more than' err.txt; then
+			peaks="$peaks bad($cmd: $2 $(cat err.txt))"
+		fi
+		peaks="$peaks $1"
+	done
+done
+set -- $peaks
+max=0
+for p; do case $p in *[!0-9]*) max=999999999 ;; *) [ "$p" -gt $max ] && max=$p ;; esac; done
+if [ $# = 9 ] && [ $max -lt 32768 ]; then
+	ok "deep tries of 6 KB, 48 KB, 300 KB: show, diff and merge refuse them on opening, peaks $* KiB"
+else
+	notok "deep tries: $peaks"
+fi
+
+# One function with a name of 64 KiB x scale and as many frames as the cap
+# allows (hostile.py's idx-long-name): overlap and diff match contexts on
+# string ids, not on copies of the names (34 GB at scale 1 before).  Peak
+# RSS grows with the file, not with frames x name length: at most 1.5 KiB
+# per byte of the file given twice (the views' frames: 16 per byte, each
+# about 80 bytes, per side).
+res=""
+for scale in 1 2 4; do
+	[ -d h$scale ] || python3 "$SRC/../tests/fuzz/hostile.py" h$scale $scale
+	f=h$scale/idx-long-name.memprof
+	size=$(wc -c <"$f")
+	for cmd in "overlap $f $f" "diff --by=function $f $f"; do
+		# shellcheck disable=SC2086
+		set -- $(rss timeout 60 "$MD" $cmd)
+		if [ "$2" != 0 ] || [ "$1" -gt $((size * 3 / 2 + 16384)) ]; then
+			res="$res bad($cmd: exit $2, $1 KiB for $size bytes)"
+		fi
+		res="$res $1"
+	done
+done
+case $res in
+*bad*) notok "long names: $res" ;;
+*) ok "a 64/128/256 KiB name on every frame: overlap and diff peak at$res KiB, linear in the file" ;;
+esac
