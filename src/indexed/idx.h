@@ -243,6 +243,9 @@ struct idx_stack_iter {
 	uint32_t node;		/* the next frame's trie node */
 	uint32_t depth;		/* frames in the stack */
 	uint32_t left;		/* frames still to read */
+	uint32_t frame;		/* the stack-entry index of the frame
+				 * idx_stack_next() gave last: equal
+				 * indices, equal frames */
 };
 
 /*

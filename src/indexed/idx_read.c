@@ -887,8 +887,11 @@ enum mp_errcode idx_stack_begin(struct idx_stack_iter *it,
 bool idx_stack_next(struct idx_stack_iter *it, struct mp_frame *out,
 		    struct idx_frame_buf *buf)
 {
+	uint32_t parent1;
+
 	if (!it->left)
 		return false;
+	node_at(it->f, it->node, &it->frame, &parent1);
 	idx_stack_frame(it->f, it->node, 0, out, buf);
 	it->left--;
 	if (it->left)

@@ -696,6 +696,10 @@ struct idx_add {
 	enum mp_errcode rc;
 	uint32_t *ids;		/* one stack's frames, as builder ids */
 	size_t aids;
+	/* The builder id of each of the input's stack entries, + 1 (0: not
+	 * yet seen): a frame's strings are hashed once per input, not once
+	 * per time a stack passes through it. */
+	uint32_t *map;
 	uint64_t frames;	/* idx_stack_begin's budget */
 };
 
@@ -719,6 +723,12 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 		return 1;
 	}
 	while (idx_stack_next(&it, &fr, &fb)) {
+		uint32_t *known = it.frame < f->nframes ? &a->map[it.frame] : NULL;
+
+		if (known && *known) {
+			a->ids[n++] = *known - 1;
+			continue;
+		}
 		/*
 		 * The program's own allocation wrappers are flagged as the
 		 * allocator library's, as the symbolizer flags them in raw
@@ -726,10 +736,13 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 		 */
 		if (sym_alloc_match(a->m->opts.alloc, fr.function))
 			fr.flags |= MP_FRAME_RUNTIME | MP_FRAME_ALLOC_LIB;
-		if ((a->rc = idx_builder_frame(&a->m->b, &fr, &a->ids[n++]))) {
+		if ((a->rc = idx_builder_frame(&a->m->b, &fr, &a->ids[n]))) {
 			mp_fail(a->err, a->rc, NULL);
 			return 1;
 		}
+		if (known)
+			*known = a->ids[n] + 1;
+		n++;
 	}
 	a->rc = idx_builder_add_stack(&a->m->b, a->ids, n, &c->mib, c->hist,
 				      c->nhist, a->weight, a->err);
@@ -739,13 +752,16 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 static enum mp_errcode add_indexed(struct merge *m, const struct idx_file *f,
 				   uint64_t weight, struct mp_err *err)
 {
-	struct idx_add a = { m, weight, err, MP_OK, NULL, 0, 0 };
-
+	struct idx_add a = { m, weight, err, MP_OK, NULL, 0, NULL, 0 };
 	int r;
 
+	a.map = calloc(f->nframes ? f->nframes : 1, sizeof(*a.map));
+	if (!a.map)
+		return mp_fail(err, MP_E_NOMEM, NULL);
 	r = idx_foreach_context(f, add_idx_context, &a);
 
 	free(a.ids);
+	free(a.map);
 	if (r && !a.rc)
 		a.rc = mp_fail(err, MP_E_NOMEM, NULL);
 	if (a.rc == MP_OK)

@@ -24,6 +24,8 @@ void view_release(struct view *v)
 		free(v->raws[i]);
 	}
 	free(v->raws);
+	for (size_t i = 0; i < v->ninputs; i++)
+		free(v->inputs[i].copies);
 	for (size_t i = 0; i < v->nbufs; i++)
 		mp_buf_release(&v->bufs[i]);
 	free(v->bufs);
@@ -159,6 +161,10 @@ static enum mp_errcode expand(struct view *v, struct view_context *c,
 			     err);
 	if (rc)
 		return rc;
+	if (!in->copies &&
+	    !(in->copies = calloc(c->idx->nframes ? c->idx->nframes : 1,
+				  sizeof(*in->copies))))
+		goto nomem;
 	c->frames = mp_arena_alloc(&v->arena,
 				   (size_t)it.depth * sizeof(*c->frames) + 1);
 	if (!c->frames)
@@ -166,14 +172,32 @@ static enum mp_errcode expand(struct view *v, struct view_context *c,
 	c->nframes = it.depth;
 	for (k = 0; idx_stack_next(&it, &c->frames[k], &fb); k++) {
 		struct mp_frame *vf = &c->frames[k];
+		struct view_entry_copy *copy = it.frame < c->idx->nframes
+			? &in->copies[it.frame] : NULL;
 
-		/* What the frame points to in FB must outlive it. */
-		if (vf->build_id &&
-		    !(vf->build_id = mp_arena_memdup(&v->arena, vf->build_id,
-						     vf->build_id_size)))
-			goto nomem;
-		if (vf->file && !(vf->file = mp_arena_strdup(&v->arena, vf->file)))
-			goto nomem;
+		/* What the frame points to in FB must outlive it: copied
+		 * once per stack entry, not once per frame. */
+		if (vf->build_id) {
+			if (!copy || !copy->build_id)
+				vf->build_id = mp_arena_memdup(&v->arena, vf->build_id,
+							       vf->build_id_size);
+			else
+				vf->build_id = copy->build_id;
+			if (!vf->build_id)
+				goto nomem;
+			if (copy)
+				copy->build_id = vf->build_id;
+		}
+		if (vf->file) {
+			if (!copy || !copy->file)
+				vf->file = mp_arena_strdup(&v->arena, vf->file);
+			else
+				vf->file = copy->file;
+			if (!vf->file)
+				goto nomem;
+			if (copy)
+				copy->file = vf->file;
+		}
 	}
 	/*
 	 * The allocator library's leading frames, and the program's own

@@ -39,6 +39,11 @@
 #include "symbolize/sym.h"
 
 
+struct view_entry_copy {
+	const char *file;
+	const uint8_t *build_id;
+};
+
 struct view_input {
 	const char *path;
 	const char *kind;	/* "raw", "indexed" or "llvm" */
@@ -49,6 +54,9 @@ struct view_input {
 	size_t ncontexts;
 	const struct idx_file *idx;	/* indexed inputs: the file */
 	uint64_t frames_expanded;	/* indexed: idx_stack_begin's budget */
+	/* Indexed: per stack entry, the frame's file path and build id as
+	 * copied into the arena once (NULL: not yet). */
+	struct view_entry_copy *copies;
 };
 
 struct view_segment {
