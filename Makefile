@@ -55,7 +55,7 @@ include src/runtime/runtime.mk
 .PHONY: all deps deps-check check check-asan check-tsan unit demo install \
 	clean
 
-all: $(BIN) $(LIBA) $(RT_LIB)
+all: $(BIN) $(LIBA) $(RT_LIB) $(RT_SO) $(RT_LDS)
 
 deps:
 	@scripts/deps.sh build

@@ -125,11 +125,6 @@ void memprof_rt_need_shadow(void)
 			       (unsigned long)1 << 44, strerrordesc_np(errno));
 }
 
-__attribute__((constructor(101))) static void rt_constructor(void)
-{
-	memprof_rt_init_late();
-}
-
 /*
  * Shared libraries' constructors run before the executable's, and may call
  * its instrumented code: reserve the shadow before any of them, from the
@@ -143,5 +138,20 @@ static void rt_preinit(void)
 		memprof_rt_need_shadow();
 }
 
+#ifndef RT_SHARED
 __attribute__((section(".preinit_array"), used))
 static void (*const rt_preinit_entry)(void) = rt_preinit;
+#endif
+
+/*
+ * libmemprof.so (RT_SHARED) may not have a .preinit_array: its own
+ * constructor, which runs before the executable's as a library's does,
+ * reserves the shadow first.
+ */
+__attribute__((constructor(101))) static void rt_constructor(void)
+{
+#ifdef RT_SHARED
+	rt_preinit();
+#endif
+	memprof_rt_init_late();
+}

@@ -358,6 +358,54 @@ mkdir -p "$T/fname.pd"
 (cd "$T/fname.pd" && MEMPROF_OPTIONS=log_path=$T/fname.pd/opt "$T/fname")
 check "log_path wins over __memprof_profile_filename" sh -c "ls '$T/fname.pd' | grep -qx 'opt.[0-9]*'"
 
+# ------------------------------------------------------------------ shared
+# All allocations in a shared library, none in the executable: the bare
+# archive is never pulled in (no profile: the trap issue 17 reports).
+# -lmemprof finds libmemprof.so, a linker script that forces the
+# allocator in; the archive named by path needs -Wl,--undefined=malloc; a
+# program that cannot be relinked gets LD_PRELOAD=libmemprof_preload.so.
+SO=$BUILD/libmemprof_preload.so
+build libshlib.so gcc $CF -fPIC -shared -o "$T/libshlib.so" "$SRC/shlib.c"
+build shlib_linked gcc $CF -o "$T/shlib_linked" "$SRC/shlib_main.c" -L"$T" -lshlib \
+	-L"$BUILD" -lmemprof -Wl,-rpath,"$T" $LF
+build shlib_bare gcc $CF -o "$T/shlib_bare" "$SRC/shlib_main.c" -L"$T" -lshlib \
+	"$LIB" -Wl,-rpath,"$T" $LF
+build shlib_static_u gcc $CF -o "$T/shlib_static_u" "$SRC/shlib_main.c" -L"$T" -lshlib \
+	-Wl,--undefined=malloc "$LIB" -Wl,-rpath,"$T" $LF
+build shlib_plain gcc $CF -o "$T/shlib_plain" "$SRC/shlib_main.c" -L"$T" -lshlib \
+	-Wl,-rpath,"$T" $LF
+# shlib_case NAME PROGRAM [ENV...]: one profile holding the library's 100
+# allocations of 48 bytes, its leaf shlib_work.
+shlib_case() {
+	n=$1 bin=$2 d=$T/$2.pd
+	shift 2
+	rm -rf "${d:?}"
+	mkdir -p "$d"
+	env MEMPROF_OPTIONS="log_path=$d/p" "$@" "$T/$bin" >/dev/null 2>&1
+	f=$(one_profile "$d")
+	if [ -n "$f" ] && "$MD" show --format=json --binary="$T/$bin" \
+		--binary="$T/libshlib.so" "$f" 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+c = [c for c in d["contexts"] if c["frames"] and
+     c["frames"][0].get("function") == "shlib_work"]
+assert len(c) == 1 and c[0]["mib"]["AllocCount"] == 100, c
+assert c[0]["mib"]["TotalSize"] == 4800'; then
+		ok "$n: a profile with the shared library's 100 allocations"
+	else
+		notok "$n: no profile of the shared library's allocations ($(ls "$d"))"
+	fi
+}
+shlib_case "mode B linked with -L BUILD -lmemprof (the linker script)" shlib_linked
+shlib_case "mode B, libmemprof.a with -Wl,--undefined=malloc" shlib_static_u
+shlib_case "LD_PRELOAD=libmemprof_preload.so on an unmodified binary" shlib_plain LD_PRELOAD="$SO"
+rm -rf "${T:?}/bare.pd"
+mkdir -p "$T/bare.pd"
+MEMPROF_OPTIONS="log_path=$T/bare.pd/p" "$T/shlib_bare"
+check "the trap, shown: libmemprof.a named bare profiles nothing here" test -z "$(ls "$T/bare.pd")"
+check "libmemprof_preload.so exports malloc, free and operator delete" sh -c \
+	"nm -D '$SO' | grep -q ' T malloc\$' && nm -D '$SO' | grep -q ' T free\$' && nm -D '$SO' | grep -q '_ZdlPv\$'"
+
 # ------------------------------------------------------------------ hostile
 # A link planted at the temporary's predictable name: the runtime's
 # temporary is unpredictable and created with O_EXCL, so the link's target
