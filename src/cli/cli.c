@@ -41,6 +41,15 @@ void cli_warning(const char *file, const char *fmt, ...)
 	va_end(ap);
 }
 
+void cli_note(const char *file, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("note: ", file, fmt, ap);
+	va_end(ap);
+}
+
 int cli_fail(const char *file, const struct mp_err *err)
 {
 	cli_error(file, "%s", mp_errmsg(err));
@@ -144,6 +153,9 @@ bool cli_sym_option(struct cli_sym *o, int c, const char *arg)
 	case OPT_KEEP_RUNTIME:
 		o->keep_runtime = true;
 		return true;
+	case OPT_KEEP_BAD_FRAMES:
+		o->keep_bad_frames = true;
+		return true;
 	case OPT_MAX_INPUT_SIZE:
 		if (!cli_parse_size(arg, &o->max_input))
 			o->bad_max_input = arg;
@@ -159,6 +171,12 @@ static void print_warning(void *arg, const char *msg)
 
 	o->warnings++;
 	cli_warning(NULL, "%s", msg);
+}
+
+unsigned cli_sym_stack_flags(const struct cli_sym *o)
+{
+	return (o->keep_runtime ? SYM_STACK_KEEP_RUNTIME : 0) |
+	       (o->keep_bad_frames ? SYM_STACK_KEEP_BAD : 0);
 }
 
 int cli_sym_usage(const struct cli_command *cmd, const struct cli_sym *o)

@@ -33,6 +33,9 @@ void cli_error(const char *file, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void cli_warning(const char *file, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* "memprof-data: note: ...": what was done that the user may want to know. */
+void cli_note(const char *file, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 /* Print ERR for FILE and return EXIT_ERROR. */
 int cli_fail(const char *file, const struct mp_err *err);
 
@@ -56,7 +59,8 @@ int cli_finish_stdout(int rc);
  */
 enum {
 	OPT_BINARY = 0x100, OPT_DEBUG_DIR, OPT_STRICT, OPT_KEEP_RUNTIME,
-	OPT_ALLOC_FUNCTION, OPT_NO_DEMANGLE, OPT_MAX_INPUT_SIZE, OPT__NEXT
+	OPT_ALLOC_FUNCTION, OPT_NO_DEMANGLE, OPT_MAX_INPUT_SIZE,
+	OPT_KEEP_BAD_FRAMES, OPT__NEXT
 };
 #define CLI_SYM_LONGOPTS                                                  \
 	{ "binary", required_argument, NULL, OPT_BINARY },                \
@@ -64,7 +68,8 @@ enum {
 	{ "strict", no_argument, NULL, OPT_STRICT },                      \
 	{ "keep-runtime", no_argument, NULL, OPT_KEEP_RUNTIME },          \
 	{ "alloc-function", required_argument, NULL, OPT_ALLOC_FUNCTION }, \
-	{ "max-input-size", required_argument, NULL, OPT_MAX_INPUT_SIZE }
+	{ "max-input-size", required_argument, NULL, OPT_MAX_INPUT_SIZE }, \
+	{ "keep-bad-frames", no_argument, NULL, OPT_KEEP_BAD_FRAMES }
 #define CLI_SYM_HELP                                                      \
 	"  --binary=PATH  an executable or shared library of the profiled\n" \
 	"                 process, matched by build id (repeatable)\n"       \
@@ -76,7 +81,9 @@ enum {
 	"                 or demangled name, fnmatch) are allocator frames\n" \
 	"                 too: the program's own wrappers (repeatable)\n" \
 	"  --max-input-size=SIZE  read no input (decompressed) larger than\n" \
-	"                 SIZE bytes (K, M, G, T suffixes; default 1G)\n"
+	"                 SIZE bytes (K, M, G, T suffixes; default 1G)\n" \
+	"  --keep-bad-frames  do not cut raw stacks at their first PC in no\n" \
+	"                 segment (garbage past code without frame pointers)\n"
 
 #include "symbolize/sym.h"
 
@@ -90,6 +97,7 @@ struct cli_sym {
 	struct sym_demangler *dm;	/* for demangled names in patterns */
 	struct sym_alloc_rules alloc;	/* what cli_sym_setup() made */
 	bool strict, keep_runtime;
+	bool keep_bad_frames;	/* --keep-bad-frames */
 	uint64_t max_input;	/* --max-input-size; 0: the default */
 	const char *bad_max_input;	/* an unreadable --max-input-size */
 	bool nomem;		/* an option could not be kept */
@@ -102,6 +110,8 @@ struct sym_ctx;
 bool cli_sym_option(struct cli_sym *o, int c, const char *arg);
 /* After option parsing: a usage error (printed) for a bad value, or 0. */
 int cli_sym_usage(const struct cli_command *cmd, const struct cli_sym *o);
+/* O's view_symbolize() flags (SYM_STACK_*). */
+unsigned cli_sym_stack_flags(const struct cli_sym *o);
 /* Set SYM up from O: binaries and debug directories, warnings to stderr. */
 int cli_sym_setup(struct cli_sym *o, struct sym_ctx *sym);
 void cli_sym_release(struct cli_sym *o);

@@ -91,7 +91,7 @@ static int load_side(struct view *v, const char *path, struct sym_ctx *sym,
 	v->read.max_size = so->max_input;
 	if (view_add_file(v, path, NULL, &err) ||
 	    ((v->nraws || v->nllvm) &&
-	     view_symbolize(v, sym, so->keep_runtime, NULL, &err))) {
+	     view_symbolize(v, sym, cli_sym_stack_flags(so), NULL, &err))) {
 		emit_error(e, path, mp_errmsg(&err));
 		return cli_fail(path, &err);
 	}

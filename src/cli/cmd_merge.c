@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -26,7 +27,7 @@ const struct cli_command cli_cmd_merge = {
 		    "[--input-files=LIST]... [-j N] "
 		    "[--failure-mode=any|all|warn] [--strict] "
 		    "[--keep-runtime] [--alloc-function=GLOB]... "
-		    "[--max-input-size=SIZE] [--no-progress] "
+		    "[--max-input-size=SIZE] [--keep-bad-frames] [--no-progress] "
 		    "[--format=memprof|llvm|pprof|folded|svg] [--llvm-header=8|12] "
 		    "[--llvm-memprof-version=3|0] [--llvm-full-schema] "
 		    "[--value=bytes|allocs|accesses|lifetime] [--no-demangle] "
@@ -502,6 +503,7 @@ int cmd_merge(int argc, char **argv)
 	if (cli_sym_usage(&cli_cmd_merge, &so))
 		goto out;
 	opts.keep_runtime = so.keep_runtime;
+	opts.keep_bad_frames = so.keep_bad_frames;
 	opts.read.max_size = so.max_input;
 	prog.show = prog.show && isatty(STDERR_FILENO);
 	prog.start = now();
@@ -519,6 +521,11 @@ int cmd_merge(int argc, char **argv)
 			cli_fail(NULL, &err);
 		goto out;
 	}
+	if (m.cut)
+		cli_note(NULL, "%" PRIu64 " raw stack%s cut at a PC in no segment "
+			 "(garbage past code without frame pointers; "
+			 "--keep-bad-frames keeps them)", m.cut,
+			 m.cut == 1 ? "" : "s");
 	if (m.saturated)
 		cli_warning(NULL, "%zu context%s reached 2^64 - 1 in a field and "
 			    "stopped there (weights too large?): those sums are "

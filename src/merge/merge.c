@@ -393,6 +393,21 @@ static enum mp_errcode fold_pcs(struct merge *m, struct scratch *s,
 		s->cur = p;
 		s->hint = 0;
 	}
+	/*
+	 * Past code without frame pointers an unwinder reads garbage: cut
+	 * the stack at its first PC after the leaf in no segment (as
+	 * sym_stack_symbolize() does for show), unless told to keep it.
+	 */
+	if (!m->opts.keep_bad_frames && prof->nranges) {
+		size_t hint = s->hint;
+
+		for (uint32_t k = 1; k < npcs; k++)
+			if (raw_segment_of(prof, pcs[k], &hint) < 0) {
+				npcs = k;
+				__atomic_fetch_add(&m->cut, 1, __ATOMIC_RELAXED);
+				break;
+			}
+	}
 	if (!MP_GROW(s->batch_keys, s->abatch_keys, s->nbatch_keys + npcs))
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	keys = s->batch_keys + s->nbatch_keys;

@@ -75,6 +75,7 @@ struct merge_opts {
 	enum merge_failure_mode failure_mode;
 	unsigned jobs;		/* worker threads, >= 1 */
 	bool keep_runtime;
+	bool keep_bad_frames;	/* no cut at a PC in no segment */
 	/* The program's own allocation wrappers, flagged in indexed inputs
 	 * as the symbolizer flags them in raw ones (allocator-library
 	 * frames: kept, hidden by show). */
@@ -100,6 +101,7 @@ struct merge {
 	struct merge_opts opts;
 	size_t good, bad;	/* inputs merged, inputs rejected */
 	size_t saturated;	/* contexts with a field clamped at 2^64 - 1 */
+	uint64_t cut;		/* raw stacks cut at a PC in no segment */
 	const char *failed_input;	/* the input that stopped the merge */
 	/* Step 1: raw contexts by stack of location keys. */
 	struct ctab tab;

@@ -124,13 +124,13 @@ enum mp_errcode view_add_buf(struct view *v, const char *path,
 
 /*
  * Symbolize the frames of every raw context through SYM (which must
- * outlive V), dropping the allocation runtime's leading frames unless
- * KEEP_RUNTIME, and name the GUID frames of LLVM inputs by the functions
- * of SYM's binaries (a GUID no binary defines stays "guid:HEX").  STATS
- * may be NULL.
+ * outlive V), dropping the allocation runtime's leading frames and
+ * cutting stacks at a PC in no segment as FLAGS (SYM_STACK_*) say, and
+ * name the GUID frames of LLVM inputs by the functions of SYM's binaries
+ * (a GUID no binary defines stays "guid:HEX").  STATS may be NULL.
  */
 enum mp_errcode view_symbolize(struct view *v, struct sym_ctx *sym,
-			       bool keep_runtime, struct sym_stack_stats *stats,
+			       unsigned flags, struct sym_stack_stats *stats,
 			       struct mp_err *err);
 
 /*

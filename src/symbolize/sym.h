@@ -385,7 +385,7 @@ void sym_demangler_release(struct sym_demangler *d);
  * known, its module's build id and offset in the module.
  *
  *	struct sym_stack st = { 0 };
- *	rc = sym_stack_symbolize(&sym, prof, c->pcs, c->npcs, false, &st,
+ *	rc = sym_stack_symbolize(&sym, prof, c->pcs, c->npcs, 0, &st,
  *				 &stats, &err);
  *	... st.f[0 .. st.n - 1] ...
  *	sym_stack_release(&st);
@@ -403,6 +403,19 @@ struct sym_stack_stats {
 	uint64_t frames, symbolized;	/* logical frames kept */
 	uint64_t runtime_dropped;	/* frames removed */
 	uint64_t all_runtime;		/* contexts that were all runtime */
+	uint64_t cut;			/* stacks cut at a PC in no segment */
+};
+
+/*
+ * sym_stack_symbolize()'s FLAGS.  A stack is cut at its first PC after
+ * the leaf that lies in no segment of its profile, unless KEEP_BAD: past
+ * code built without frame pointers (libstdc++) an unwinder reads
+ * garbage return addresses, one site splitting into hundreds of
+ * contexts; what follows such a PC is garbage too.
+ */
+enum {
+	SYM_STACK_KEEP_RUNTIME = 1,	/* keep the runtime's leading frames */
+	SYM_STACK_KEEP_BAD = 2,		/* keep PCs in no segment, and after */
 };
 
 /* A place in a module, for sym_stack_add. */
@@ -433,7 +446,7 @@ enum mp_errcode sym_stack_add(struct sym_ctx *sym, const struct sym_location *lo
 enum mp_errcode sym_stack_symbolize(struct sym_ctx *sym,
 				    const struct raw_profile *prof,
 				    const uint64_t *pcs, uint32_t npcs,
-				    bool keep_runtime, struct sym_stack *st,
+				    unsigned flags, struct sym_stack *st,
 				    struct sym_stack_stats *stats,
 				    struct mp_err *err);
 

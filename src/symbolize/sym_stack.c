@@ -65,18 +65,26 @@ enum mp_errcode sym_stack_add(struct sym_ctx *sym, const struct sym_location *lo
 enum mp_errcode sym_stack_symbolize(struct sym_ctx *sym,
 				    const struct raw_profile *prof,
 				    const uint64_t *pcs, uint32_t npcs,
-				    bool keep_runtime, struct sym_stack *st,
+				    unsigned flags, struct sym_stack *st,
 				    struct sym_stack_stats *stats,
 				    struct mp_err *err)
 {
+	bool keep_runtime = flags & SYM_STACK_KEEP_RUNTIME;
+	/* A profile without a memory map has no PC in a segment: no cut. */
+	bool cut = !(flags & SYM_STACK_KEEP_BAD) && prof->nranges;
 	enum mp_errcode rc;
-	size_t start = 0;
+	size_t start = 0, hint = 0;
 
 	st->n = 0;
 	for (uint32_t k = 0; k < npcs; k++) {
 		struct sym_location loc = { .pc = pcs[k] };
 		struct sym_addr a;
 
+		if (k && cut && raw_segment_of(prof, pcs[k], &hint) < 0) {
+			if (stats)
+				stats->cut++;
+			break;
+		}
 		rc = sym_map_pc(sym, prof, pcs[k], &a, err);
 		if (rc)
 			return rc;

@@ -108,6 +108,12 @@ if command -v g++ >/dev/null 2>&1; then
 	build cxx_gcc g++ $CF -o "$T/cxx_gcc" "$SRC/cxx.cc" "$LIB" $LF
 fi
 build cxx_clang clang++-19 $CF -o "$T/cxx_clang" "$SRC/cxx.cc" "$LIB" $LF
+# Containers: ours in both unwind modes, and compiler-rt's runtime.
+build containers clang++-19 $CF -o "$T/containers" "$SRC/containers.cc" "$LIB" $LF
+build containers.o clang++-19 $CF -fmemory-profile -c -o "$T/containers.o" \
+	"$SRC/containers.cc"
+build containers_crt clang++-19 -fmemory-profile -o "$T/containers_crt" \
+	"$T/containers.o" $LF
 build stress gcc $CF -o "$T/stress" "$SRC/stress.c" "$LIB" $LF
 build exits gcc $CF -o "$T/exits" "$SRC/exits.c" "$LIB" $LF
 build dump gcc $CF -o "$T/dump" "$SRC/dump.c" "$LIB" $LF
@@ -229,6 +235,57 @@ EOF
 		notok "$n: no readable profile"
 	fi
 done
+
+# Contexts per site under each runtime, read back with the tool's cut at
+# the first PC in no segment (on by default).  Header-template sites
+# (vector_site, map_site): exactly their 3 callers, every runtime.
+# string_site, whose allocation is inside libstdc++.so (no frame
+# pointers): 3 with glibc's CFI unwinder (unwind=backtrace); with frame
+# pointers the callers past libstdc++ are unknowable, but the garbage no
+# longer splits the site: at most 3 contexts, where --keep-bad-frames
+# shows the split.
+containers_case() {
+	n=$1 bin=$2 opts=$3 want_string=$4
+	shift 4
+	rm -rf "${T:?}/$n.pd"
+	mkdir -p "$T/$n.pd"
+	MEMPROF_OPTIONS="log_path=$T/$n.pd/p$opts" "$T/$bin" >/dev/null 2>&1
+	f=$(one_profile "$T/$n.pd")
+	if [ -z "$f" ]; then
+		notok "$n: no profile"
+		return
+	fi
+	"$MD" show --format=json --binary="$T/$bin" "$@" "$f" >"$T/$n.json" 2>/dev/null
+	check "$n: contexts per site: vector_site 3, map_site 3, string_site $want_string" \
+		python3 - "$T/$n.json" "$want_string" <<'EOF'
+import json, sys
+sites = {"_Z11vector_sitei": set(), "_Z8map_sitei": set(), "_Z11string_sitei": set()}
+lib = set()    # contexts whose leaf is in libstdc++ (no frame pointers)
+for c in json.load(open(sys.argv[1]))["contexts"]:
+    names = [f.get("function") for f in c["frames"]]
+    key = tuple(f.get("function") or f.get("address") or f.get("offset")
+                for f in c["frames"])
+    for s in sites:
+        if s in names:
+            sites[s].add(key)
+    if c["frames"] and not c["frames"][0].get("function") and \
+       c["mib"]["MaxSize"] >= 64 and c["mib"]["MaxSize"] <= 120:
+        lib.add(key)
+assert len(sites["_Z11vector_sitei"]) == 3, sites
+assert len(sites["_Z8map_sitei"]) == 3, sites
+want = sys.argv[2]
+got = len(sites["_Z11string_sitei"]) or len(lib)
+if want.startswith("<="):
+    assert 1 <= got <= int(want[2:]), (got, lib)
+elif want.startswith(">"):
+    assert got > int(want[1:]), (got, lib)
+else:
+    assert got == int(want), (got, sites["_Z11string_sitei"], lib)
+EOF
+}
+containers_case containers_fp containers "" "<=3"
+containers_case containers_cfi containers ":unwind=backtrace" 3
+containers_case containers_crt containers_crt "" "<=3"
 
 # ------------------------------------------------------------------ threads, fork
 rm -rf "${T:?}/stress.pd"
