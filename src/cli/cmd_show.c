@@ -17,8 +17,9 @@ const struct cli_command cli_cmd_show = {
 		    "[--max-frames=N] "
 		    "[--sort=allocs|bytes|accesses|lifetime] [--binary=PATH]... "
 		    "[--debug-dir=DIR]... [--strict] [--keep-runtime] "
-		    "[--alloc-function=GLOB]... [--max-input-size=SIZE] "
-		    "[--no-demangle] [--function=NAME] [--stats] FILE...",
+		    "[--alloc-function=GLOB]... [--max-input-size=SIZE] [--keep-bad-frames] "
+		    "[--no-demangle] [--function=NAME] [--stats] [--frame-table] "
+		    "FILE...",
 };
 
 static void help(void)
@@ -41,10 +42,17 @@ static void help(void)
 	       CLI_SYM_HELP
 	       "  --no-demangle  show C++ names as linkage names\n"
 	       "  --function=NAME  of an indexed profile, only the contexts of "
-	       "function NAME\n"
-	       "                 (its linkage name), found through the hash "
-	       "table\n"
+	       "function NAME:\n"
+	       "                 its linkage name, found through the hash "
+	       "table, or its\n"
+	       "                 demangled name, with or without parameters; "
+	       "the closest\n"
+	       "                 names are suggested when none matches\n"
 	       "  --stats        table sizes of indexed profiles\n"
+	       "  --frame-table  each distinct frame once, in frame_table, and "
+	       "each context's\n"
+	       "                 frames as indices into it (deep stacks: "
+	       "far less output)\n"
 	       "  -h, --help     this text\n"
 	       "\n"
 	       "FILE may be a raw profile (versions 1 to 5, plain or zstd), an "
@@ -57,11 +65,12 @@ static void help(void)
 int cmd_show(int argc, char **argv)
 {
 	enum { OPT_FORMAT = OPT__NEXT, OPT_TOP, OPT_SORT, OPT_FUNCTION,
-	       OPT_STATS, OPT_MAX_FRAMES };
+	       OPT_STATS, OPT_MAX_FRAMES, OPT_FRAME_TABLE };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "max-frames", required_argument, NULL, OPT_MAX_FRAMES },
+		{ "frame-table", no_argument, NULL, OPT_FRAME_TABLE },
 		{ "sort", required_argument, NULL, OPT_SORT },
 		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ "function", required_argument, NULL, OPT_FUNCTION },
@@ -106,6 +115,9 @@ int cmd_show(int argc, char **argv)
 				goto out;
 			}
 			opts.top = (size_t)n;
+			break;
+		case OPT_FRAME_TABLE:
+			opts.frame_table = true;
 			break;
 		case OPT_MAX_FRAMES:
 			if (!cli_parse_uint(optarg, 0, SIZE_MAX, &n)) {
@@ -173,7 +185,8 @@ int cmd_show(int argc, char **argv)
 	rc = EXIT_ERROR;
 	view_set_frame_rules(&v, &so.alloc, so.keep_runtime);
 	if (v.nraws || v.nllvm) {
-		if (view_symbolize(&v, &sym, so.keep_runtime, &sstats, &err)) {
+		if (view_symbolize(&v, &sym, cli_sym_stack_flags(&so), &sstats,
+				   &err)) {
 			rc = cli_fail(NULL, &err);
 			emit_error(e, NULL, mp_errmsg(&err));
 			goto out;

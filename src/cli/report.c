@@ -114,6 +114,85 @@ static bool emit_frames(struct emit *e, const struct view_context *c,
 	return true;
 }
 
+/*
+ * The frame table: each distinct frame of the printed contexts once, in
+ * order of first appearance.  Frames are told apart by everything that
+ * is printed of them (their strings by address: one symbolizer or one
+ * file hands out one pointer per string), so a frame costs one lookup.
+ */
+struct frame_table {
+	struct ht ht;
+	const struct mp_frame **f;	/* the distinct frames */
+	size_t n, alloc;
+	uint32_t *idx;			/* every printed frame's index */
+	size_t nidx, aidx;
+};
+
+static uint64_t frame_hash(const struct mp_frame *f)
+{
+	uint64_t h = mp_hash64((uint64_t)(uintptr_t)f->function ^
+			       (uint64_t)(uintptr_t)f->file * 31);
+
+	h = mp_hash64(h ^ f->line ^ (uint64_t)f->column << 32);
+	h = mp_hash64(h ^ f->discriminator ^ (uint64_t)f->flags << 32);
+	h = mp_hash64(h ^ f->address ^ f->offset * 7);
+	if (f->build_id_size)
+		h ^= mp_hash_bytes(f->build_id, f->build_id_size, 5);
+	return h;
+}
+
+static bool same_frame(const void *key, uint32_t id, const void *arg)
+{
+	const struct mp_frame *a = key, *b = ((const struct frame_table *)arg)->f[id];
+
+	return a->function == b->function && a->file == b->file &&
+	       a->line == b->line && a->column == b->column &&
+	       a->discriminator == b->discriminator &&
+	       mp_frame_inlined(a) == mp_frame_inlined(b) &&
+	       (a->flags & MP_FRAME_ADDRESS) == (b->flags & MP_FRAME_ADDRESS) &&
+	       a->address == b->address && a->offset == b->offset &&
+	       a->build_id_size == b->build_id_size &&
+	       (!a->build_id_size ||
+		memcmp(a->build_id, b->build_id, a->build_id_size) == 0);
+}
+
+static bool table_add(struct frame_table *t, const struct mp_frame *f)
+{
+	uint64_t h = frame_hash(f);
+	uint32_t id = ht_find(&t->ht, h, same_frame, f, t);
+
+	if (id == HT_NONE) {
+		if (t->n >= UINT32_MAX - 1 || !MP_GROW(t->f, t->alloc, t->n + 1) ||
+		    ht_insert(&t->ht, h, (uint32_t)t->n))
+			return false;
+		t->f[t->n] = f;
+		id = (uint32_t)t->n++;
+	}
+	if (!MP_GROW(t->idx, t->aidx, t->nidx + 1))
+		return false;
+	t->idx[t->nidx++] = id;
+	return true;
+}
+
+static void table_release(struct frame_table *t)
+{
+	ht_release(&t->ht);
+	free(t->f);
+	free(t->idx);
+}
+
+/* The frames of C that emit_frames() would print: [0, head), [n - tail, n). */
+static void printed(const struct view_context *c, size_t max, size_t *head,
+		    size_t *tail)
+{
+	*head = c->nframes;
+	*tail = 0;
+	if (max && c->nframes > max) {
+		*head = (max + 1) / 2;
+		*tail = max - *head;
+	}
+}
+
 static void emit_mib(struct emit *e, const struct mp_mib *m)
 {
 	emit_object(e, "mib");
@@ -214,14 +293,17 @@ static void emit_symbolization(struct emit *e, const struct sym_ctx *sym,
 
 	snprintf(display, sizeof(display),
 		 "%" PRIu64 " of %" PRIu64 " frames symbolized; %" PRIu64
-		 " allocator frames dropped; %" PRIu64 " contexts all allocator",
-		 st->symbolized, st->frames, st->runtime_dropped, st->all_runtime);
+		 " allocator frames dropped; %" PRIu64 " contexts all allocator; %"
+		 PRIu64 " stacks cut at a PC in no segment",
+		 st->symbolized, st->frames, st->runtime_dropped, st->all_runtime,
+		 st->cut);
 	emit_object(e, "symbolization");
 	emit_row(e, "frames", display);
 	emit_u64(e, "total", st->frames);
 	emit_u64(e, "symbolized", st->symbolized);
 	emit_u64(e, "runtime_dropped", st->runtime_dropped);
 	emit_u64(e, "all_runtime_contexts", st->all_runtime);
+	emit_u64(e, "stacks_cut", st->cut);
 	emit_end(e);
 	emit_list(e, "modules");
 	for (int32_t m = 0; sym_module_info(sym, m, &mi); m++) {
@@ -280,8 +362,9 @@ enum mp_errcode report_show(struct emit *e, struct view *v,
 			    struct mp_err *err)
 {
 	struct view_context **order;
+	struct frame_table table = { 0 };
 	enum mp_errcode rc = MP_OK;
-	size_t n = v->ncontexts;
+	size_t n = v->ncontexts, used = 0;
 	enum mib_field key;
 
 	order = malloc((n ? n : 1) * sizeof(*order));
@@ -301,6 +384,22 @@ enum mp_errcode report_show(struct emit *e, struct view *v,
 		free(order);
 		return rc;
 	}
+	if (opts->frame_table) {
+		for (size_t i = 0; i < n && !rc; i++) {
+			size_t head, tail;
+
+			printed(order[i], opts->max_frames, &head, &tail);
+			for (size_t k = 0; k < order[i]->nframes && !rc; k++)
+				if ((k < head || k >= order[i]->nframes - tail) &&
+				    !table_add(&table, &order[i]->frames[k]))
+					rc = mp_fail(err, MP_E_NOMEM, NULL);
+		}
+		if (rc) {
+			table_release(&table);
+			free(order);
+			return rc;
+		}
+	}
 
 	emit_object(e, NULL);
 	emit_str(e, "schema", "memprof-data/show/1");
@@ -311,6 +410,13 @@ enum mp_errcode report_show(struct emit *e, struct view *v,
 		emit_symbolization(e, opts->sym, opts->sym_stats);
 	if (opts->stats)
 		emit_stats(e, v);
+	if (opts->frame_table) {
+		emit_list(e, "frame_table");
+		for (size_t i = 0; i < table.n && !rc; i++)
+			if (!emit_frame(e, table.f[i], opts->demangler))
+				rc = mp_fail(err, MP_E_NOMEM, NULL);
+		emit_end(e);
+	}
 	emit_list(e, "contexts");
 	for (size_t i = 0; i < n; i++) {
 		struct view_context *c = order[i];
@@ -319,7 +425,17 @@ enum mp_errcode report_show(struct emit *e, struct view *v,
 		emit_u64(e, "id", c->id);
 		emit_u64(e, "input", c->input);
 		emit_u64(e, "profile", c->profile);
-		if (!emit_frames(e, c, opts->max_frames, opts->demangler)) {
+		if (opts->frame_table) {
+			size_t head, tail;
+
+			printed(c, opts->max_frames, &head, &tail);
+			emit_vector(e, "frames");
+			for (size_t k = 0; k < head + tail; k++)
+				emit_u64(e, NULL, table.idx[used++]);
+			emit_end(e);
+			if (head + tail < c->nframes)
+				emit_u64(e, "frames_elided", c->nframes - head - tail);
+		} else if (!emit_frames(e, c, opts->max_frames, opts->demangler)) {
 			rc = mp_fail(err, MP_E_NOMEM, NULL);
 			break;
 		}
@@ -331,6 +447,7 @@ enum mp_errcode report_show(struct emit *e, struct view *v,
 		emit_end(e);
 	}
 	free(order);
+	table_release(&table);
 	if (rc)
 		return rc;
 	emit_end(e);

@@ -34,6 +34,9 @@ struct report_show_opts {
 	const struct sym_ctx *sym;
 	const struct sym_stack_stats *sym_stats;
 	bool stats;		/* table sizes of indexed inputs */
+	/* Each distinct frame once, in a "frame_table" list, and each
+	 * context's frames as indices into it. */
+	bool frame_table;
 };
 
 /* Parse "allocs", "bytes", "accesses" or "lifetime". */

@@ -193,6 +193,12 @@ int idx_foreach_context(const struct idx_file *f, idx_context_fn fn,
  * The same for the contexts of function NAME, found through the hash
  * table; returns -2 when there is no such function.
  */
+/*
+ * Call FN on the name of every function of F, in name order; stops at FN's
+ * first non-zero result, which it returns (-1: out of memory).
+ */
+int idx_foreach_function(const struct idx_file *f,
+			 int (*fn)(void *arg, const char *name), void *arg);
 int idx_find_function(const struct idx_file *f, const char *name,
 		      idx_context_fn fn, void *arg);
 

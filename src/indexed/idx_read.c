@@ -722,6 +722,22 @@ int idx_foreach_context(const struct idx_file *f, idx_context_fn fn, void *arg)
 	return r;
 }
 
+int idx_foreach_function(const struct idx_file *f,
+			 int (*fn)(void *arg, const char *name), void *arg)
+{
+	struct ht_disk_item *items;
+	int r = 0;
+
+	if (!collect_items(f, &items))
+		return -1;
+	qsort_r(items, f->hash.nentries, sizeof(*items), by_item_name,
+		(void *)f);
+	for (uint32_t i = 0; i < f->hash.nentries && !r; i++)
+		r = fn(arg, string_at(f, items[i].name));
+	free(items);
+	return r;
+}
+
 struct name_key {
 	const struct idx_file *f;
 	const char *name;

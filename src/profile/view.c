@@ -235,6 +235,144 @@ enum mp_errcode view_expand_all(struct view *v, struct mp_err *err)
 	return rc;
 }
 
+/* ---- --function by demangled name, and suggestions ---- */
+
+/* Edit distance of A and B (their first 255 bytes), insertions, deletions
+ * and substitutions each 1. */
+static unsigned distance(const char *a, const char *b)
+{
+	unsigned row[256], la = (unsigned)strnlen(a, 255),
+			   lb = (unsigned)strnlen(b, 255);
+
+	for (unsigned j = 0; j <= lb; j++)
+		row[j] = j;
+	for (unsigned i = 1; i <= la; i++) {
+		unsigned diag = row[0];
+
+		row[0] = i;
+		for (unsigned j = 1; j <= lb; j++) {
+			unsigned up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[lb];
+}
+
+struct find_fn {
+	const char *query;
+	struct sym_demangler dm;
+	const char **hits;		/* linkage names matching QUERY */
+	size_t nhits, ahits;
+	const char *near[3];		/* the closest names, for a hint */
+	unsigned near_d[3];
+	bool nomem;
+};
+
+/*
+ * One function of the file: a hit if its demangled name is QUERY, with or
+ * without its parameter list ("ns::f" finds "ns::f(int)" and its
+ * overloads); else a candidate for the suggestions.
+ */
+static int find_one(void *arg, const char *name)
+{
+	struct find_fn *s = arg;
+	const char *pretty = sym_demangled(&s->dm, name);
+	size_t n = strlen(s->query);
+	unsigned d;
+
+	if (!pretty) {
+		s->nomem = true;
+		return 1;
+	}
+	if (strcmp(pretty, s->query) == 0 ||
+	    (strncmp(pretty, s->query, n) == 0 && pretty[n] == '(')) {
+		if (!MP_GROW(s->hits, s->ahits, s->nhits + 1)) {
+			s->nomem = true;
+			return 1;
+		}
+		s->hits[s->nhits++] = name;
+		return 0;
+	}
+	d = distance(s->query, name);
+	if (pretty != name) {
+		unsigned dp = distance(s->query, pretty);
+		char *paren = strchr(pretty, '(');
+
+		d = dp < d ? dp : d;
+		if (paren) {
+			char bare[256];
+			size_t len = (size_t)(paren - pretty);
+
+			if (len < sizeof(bare)) {
+				memcpy(bare, pretty, len);
+				bare[len] = '\0';
+				dp = distance(s->query, bare);
+				d = dp < d ? dp : d;
+			}
+		}
+	}
+	/* Keep the three closest, in order; ties keep name order. */
+	for (int k = 0; k < 3; k++) {
+		if (!s->near[k] || d < s->near_d[k]) {
+			for (int j = 2; j > k; j--) {
+				s->near[j] = s->near[j - 1];
+				s->near_d[j] = s->near_d[j - 1];
+			}
+			s->near[k] = pretty;
+			s->near_d[k] = d;
+			break;
+		}
+	}
+	return 0;
+}
+
+/*
+ * --function=QUERY named no linkage name: add the contexts of every
+ * function whose demangled name QUERY is, or -2 with ERR saying so and
+ * naming the closest names.
+ */
+static int find_demangled(const struct idx_file *f, const char *query,
+			  struct idx_add *a, struct mp_err *err)
+{
+	struct find_fn s = { .query = query };
+	size_t limit = strlen(query) / 3 + 3;
+	int r = 0;
+
+	sym_demangler_init(&s.dm);
+	if (idx_foreach_function(f, find_one, &s) < 0 || s.nomem) {
+		r = -1;
+	} else if (s.nhits) {
+		for (size_t i = 0; i < s.nhits && !r; i++)
+			r = idx_find_function(f, s.hits[i], add_idx_context, a);
+	} else {
+		char hint[1024] = "";
+		size_t len = 0;
+
+		for (int k = 0; k < 3 && s.near[k] && s.near_d[k] <= limit; k++) {
+			int w = snprintf(hint + len, sizeof(hint) - len, "%s'%.200s'",
+					 k ? ", " : " (closest: ", s.near[k]);
+
+			if (w < 0 || (size_t)w >= sizeof(hint) - len)
+				break;
+			len += (size_t)w;
+		}
+		if (len && len + 2 < sizeof(hint))
+			memcpy(hint + len, ")", 2);
+		mp_fail(err, MP_E_NOT_FOUND, "no function '%s' in the profile, "
+			"by linkage or demangled name%s", query, hint);
+		r = -2;
+	}
+	free(s.hits);
+	sym_demangler_release(&s.dm);
+	return r;
+}
+
 static enum mp_errcode add_indexed(struct view *v, const char *path,
 				   struct mp_buf *buf, const char *function,
 				   struct mp_err *err)
@@ -268,8 +406,9 @@ static enum mp_errcode add_indexed(struct view *v, const char *path,
 	r = function ? idx_find_function(f, function, add_idx_context, &a)
 		     : idx_foreach_context(f, add_idx_context, &a);
 	if (r == -2)
-		return mp_fail(err, MP_E_NOT_FOUND,
-			       "no function '%s' in the profile", function);
+		r = find_demangled(f, function, &a, err);
+	if (r == -2)
+		return MP_E_NOT_FOUND;	/* ERR says it, with suggestions */
 	if (r || a.rc)
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	vi->ncontexts = v->ncontexts;
@@ -477,7 +616,7 @@ static enum mp_errcode name_guids(struct view *v, struct sym_ctx *sym,
 }
 
 enum mp_errcode view_symbolize(struct view *v, struct sym_ctx *sym,
-			       bool keep_runtime, struct sym_stack_stats *stats,
+			       unsigned flags, struct sym_stack_stats *stats,
 			       struct mp_err *err)
 {
 	struct sym_stack buf = { 0 };
@@ -494,7 +633,7 @@ enum mp_errcode view_symbolize(struct view *v, struct sym_ctx *sym,
 			continue;
 		r = &c->raw->contexts[c->id_index];
 		rc = sym_stack_symbolize(sym, &c->raw->profiles[c->profile], r->pcs,
-				     r->npcs, keep_runtime, &buf, stats, err);
+				     r->npcs, flags, &buf, stats, err);
 		if (rc)
 			break;
 		c->frames = mp_arena_memdup(&v->arena, buf.f,

@@ -764,6 +764,18 @@ static bool main_owns(const struct sym_ctx *ctx, const struct raw_profile *prof,
 	return true;
 }
 
+/* Does a segment of PROF have M's build id? */
+static bool in_profile(const struct sym_module *m, const struct raw_profile *prof)
+{
+	for (size_t i = 0; i < prof->nsegments; i++)
+		if (m->build_id_size &&
+		    prof->segments[i].build_id_size == m->build_id_size &&
+		    memcmp(prof->segments[i].build_id, m->build_id,
+			   m->build_id_size) == 0)
+			return true;
+	return false;
+}
+
 static enum mp_errcode no_binary_v3(struct sym_ctx *ctx,
 				    const struct raw_profile *prof, size_t i,
 				    struct sym_bid *b, struct mp_err *err)
@@ -771,7 +783,12 @@ static enum mp_errcode no_binary_v3(struct sym_ctx *ctx,
 	const struct raw_segment *s = &prof->segments[i];
 	char hex[2 * RAW_BUILD_ID_MAX + 1], mhex[2 * RAW_BUILD_ID_MAX + 1];
 	const struct sym_module *m = ctx->main >= 0 ? ctx->mods[ctx->main] : NULL;
-	bool mismatch = i == 0 && m;
+	/*
+	 * The first binary given is taken for the main executable, but one
+	 * whose build id is that of another segment (a library given alone)
+	 * is not the wrong build of the main one: say only what is missing.
+	 */
+	bool mismatch = i == 0 && m && !in_profile(m, prof);
 
 	mp_hex(s->build_id, s->build_id_size, hex, sizeof(hex));
 	if (mismatch)
@@ -955,12 +972,7 @@ enum mp_errcode sym_check_profile(struct sym_ctx *ctx,
 		 */
 		if (!is_main || !s0 || covered(ctx, s0))
 			continue;
-		for (size_t i = 0; i < prof->nsegments && !found; i++)
-			found = m->build_id_size &&
-				prof->segments[i].build_id_size == m->build_id_size &&
-				memcmp(prof->segments[i].build_id, m->build_id,
-				       m->build_id_size) == 0;
-		if (found)
+		if ((found = in_profile(m, prof)))
 			continue;
 		mp_hex(m->build_id, m->build_id_size, hex, sizeof(hex));
 		if (!m->build_id_size)

@@ -73,3 +73,87 @@ if [ "$r1$r2$r3" = 222 ]; then
 else
 	notok "--weight with blanks: $r1 $r2 $r3"
 fi
+
+# Issue 17, item 7: a library given alone is not "the wrong main binary".
+"$MD" show --binary="$FX/libfixture.so" "$FX/basic.pie.v4.profraw" >lib.out 2>err
+if ! grep -q "main segment" err && grep -q 'no binary with build id adf75c4e' err &&
+   grep -q 'fixturelib_alloc /fixtures/src/fixturelib.c' lib.out; then
+	ok "show --binary=lib.so alone: its frames symbolized, no 'main segment' warning"
+else
+	notok "show --binary=lib.so: $(cat err)"
+fi
+
+# Issue 17, item 2: a raw stack is cut at its first PC after the leaf in
+# no segment (garbage past code without frame pointers), counted, and
+# kept with --keep-bad-frames.  The cxx fixture with one caller's return
+# address replaced by an address in no segment.
+python3 - "$FX/cxx.v4.profraw" garbage.profraw <<'PY'
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+old, new = struct.pack("<Q", 0x5555555daa67), struct.pack("<Q", 0x6bc6b61e02bf)
+assert d.count(old) == 1
+open(sys.argv[2], "wb").write(d.replace(old, new))
+PY
+"$MD" show --format=json --binary="$FX/cxx.pie" garbage.profraw >cut.json 2>/dev/null
+"$MD" show --format=json --keep-bad-frames --binary="$FX/cxx.pie" garbage.profraw >kept.json 2>/dev/null
+"$MD" merge --no-progress -o cut.memprof --binary="$FX/cxx.pie" garbage.profraw 2>merr
+if python3 - cut.json kept.json <<'PY' && grep -q 'note: 1 raw stack cut at a PC in no segment' merr
+import json, sys
+cut, kept = (json.load(open(f)) for f in sys.argv[1:])
+assert cut["symbolization"]["frames"]["stacks_cut"] == 1
+assert kept["symbolization"]["frames"]["stacks_cut"] == 0
+names = lambda d: [[f.get("function") or f.get("address") for f in c["frames"]]
+                   for c in d["contexts"]]
+# Cut after the leaf: operator new alone (kept whole, being all
+# allocator); kept, the garbage PC and the two frames past it.
+assert ["_Znwm"] in names(cut), names(cut)
+assert ["0x6bc6b61e02bf", "main", "__libc_start_call_main"] in names(kept), names(kept)
+PY
+then
+	ok "a stack with a PC in no segment: cut after the leaf and counted (show's stacks_cut, merge's note), kept with --keep-bad-frames"
+else
+	notok "stack cut: $(cat merr)"
+fi
+
+# Issue 17, item 6: show --function takes demangled names, with or without
+# parameters, and suggests the closest names when none matches.
+"$MD" merge --no-progress -o cx.memprof --binary="$FX/cxx.pie" "$FX/cxx.v4.profraw" 2>/dev/null
+n() { "$MD" show --format=json --function="$1" cx.memprof 2>err |
+	python3 -c 'import json, sys; print(len(json.load(sys.stdin)["contexts"]))' 2>/dev/null; }
+a=$(n _Z10scalar_newv) b=$(n 'scalar_new()') c=$(n scalar_new)
+"$MD" show --function=scalr_new cx.memprof >/dev/null 2>err; r=$?
+if [ "$a$b$c" = 111 ] && [ $r = 1 ] &&
+   grep -q "no function 'scalr_new' in the profile, by linkage or demangled name (closest: 'scalar_new()'" err; then
+	ok "show --function: linkage name, demangled name with and without parameters; a typo gets the closest names"
+else
+	notok "show --function: $a $b $c, exit $r, $(cat err)"
+fi
+
+# Issue 17, item 5: show --frame-table: each distinct frame once, contexts
+# as indices, the same frames once expanded; --max-frames applies too.
+args="--binary=$FX/basic.pie --binary=$FX/libfixture.so $FX/basic.pie.v4.profraw"
+# shellcheck disable=SC2086
+"$MD" show --format=json $args >plain.json 2>/dev/null
+# shellcheck disable=SC2086
+"$MD" show --format=json --frame-table $args >table.json 2>/dev/null
+# shellcheck disable=SC2086
+"$MD" show --format=json --frame-table --max-frames=2 $args >table2.json 2>/dev/null
+if python3 - plain.json table.json table2.json <<'PY'
+import json, sys
+a, b, c = (json.load(open(f)) for f in sys.argv[1:])
+t = b["frame_table"]
+assert len(t) == len({json.dumps(f, sort_keys=True) for f in t}), "duplicates"
+for x, y in zip(a["contexts"], b["contexts"]):
+    assert [t[i] for i in y["frames"]] == x["frames"]
+    assert x["mib"] == y["mib"]
+assert sum(len(x["frames"]) for x in b["contexts"]) > len(t)
+for x, y in zip(a["contexts"], c["contexts"]):
+    n = len(x["frames"])
+    assert len(y["frames"]) == min(n, 2)
+    assert y.get("frames_elided", 0) == max(0, n - 2)
+PY
+then
+	ok "show --frame-table: distinct frames once, contexts as indices that expand to show's frames; --max-frames elides"
+else
+	notok "show --frame-table"
+fi
