@@ -120,6 +120,12 @@ static enum mp_errcode read_fd(int fd, struct reader *r, bool *compressed,
 	}
 	while ((n = read_some(fd, chunk, CHUNK)) > 0) {
 		if (first) {
+			ssize_t more;
+
+			/* A pipe may hand over fewer bytes than a magic. */
+			while (n < HEAD && (more = read_some(fd, chunk + n,
+							     CHUNK - (size_t)n)) > 0)
+				n += more;
 			first = false;
 			*compressed = mp_is_zstd(chunk, (size_t)n);
 			if (*compressed) {
