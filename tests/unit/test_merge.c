@@ -60,11 +60,11 @@ static const char *write_profile(const char *name, const struct seg *segs,
 }
 
 /* Merge IN (N inputs) with JOBS threads into DIR/OUT; 0 on success. */
-static int merge(const char *const *in, size_t n, unsigned jobs,
-		 const char *out)
+static int merge_opt(const char *const *in, size_t n, unsigned jobs,
+		     const char *out, bool keep_bad_frames, uint64_t *cut)
 {
 	struct merge_opts opts = { .failure_mode = MERGE_FAIL_ANY,
-				   .jobs = jobs };
+				   .jobs = jobs, .keep_bad_frames = keep_bad_frames };
 	struct mp_err err = { 0 };
 	struct sym_options so = { .no_default_debug_dir = true };
 	struct merge_input mi[8];
@@ -81,9 +81,17 @@ static int merge(const char *const *in, size_t n, unsigned jobs,
 	rc = merge_run(&m, mi, n, &err);
 	if (rc == 0)
 		rc = merge_write(&m, path, &err);
+	if (cut)
+		*cut = m.cut;
 	merge_release(&m);
 	sym_release(&sym);
 	return rc;
+}
+
+static int merge(const char *const *in, size_t n, unsigned jobs,
+		 const char *out)
+{
+	return merge_opt(in, n, jobs, out, false, NULL);
 }
 
 /* The contexts of DIR/NAME, frame by frame. */
@@ -139,8 +147,9 @@ static void read_back(const char *name, struct got *g, struct mp_buf *buf)
 
 /*
  * The same stack in two processes that loaded the module at different
- * addresses is one context; the PCs outside every segment (one beyond
- * 48 bits, which a location key cannot hold inline) keep their address.
+ * addresses is one context; with keep_bad_frames, the PCs outside every
+ * segment (one beyond 48 bits, which a location key cannot hold inline)
+ * keep their address; by default the stack is cut at the first of them.
  */
 START_TEST(processes_fold_by_module_offset)
 {
@@ -152,9 +161,18 @@ START_TEST(processes_fold_by_module_offset)
 	struct mp_buf buf;
 	struct got g;
 
+	uint64_t cut = 0;
+
 	in[0] = write_profile("a.profraw", a, 1, pa, 3, 2);
 	in[1] = write_profile("b.profraw", b, 1, pb, 3, 3);
-	ck_assert_int_eq(merge(in, 2, 1, "ab.memprof"), 0);
+	ck_assert_int_eq(merge_opt(in, 2, 1, "cut.memprof", false, &cut), 0);
+	ck_assert_uint_eq(cut, 2);
+	read_back("cut.memprof", &g, &buf);
+	ck_assert_uint_eq(g.n, 1);
+	ck_assert_uint_eq(g.c[0].count, 5);
+	ck_assert_uint_eq(g.c[0].depth, 1);
+	mp_buf_release(&buf);
+	ck_assert_int_eq(merge_opt(in, 2, 1, "ab.memprof", true, NULL), 0);
 	read_back("ab.memprof", &g, &buf);
 	ck_assert_uint_eq(g.n, 1);
 	ck_assert_uint_eq(g.c[0].count, 5);
