@@ -21,13 +21,8 @@ cd "$tmp" || exit 1
 # table, to 13 bytes holding U+009B (CSI) in UTF-8, U+202E (right-to-left
 # override) and U+2066 (left-to-right isolate); and an indexed file whose
 # function name is not UTF-8 (tests/fuzz/hostile.py).
-python3 - "$FX/cxx.pie" hostile.pie <<'PY'
-import sys
-data = open(sys.argv[1], "rb").read()
-new = b"v\xc2\x9b\xe2\x80\xaeg\xe2\x81\xa6hxy"
-assert len(new) == len(b"vector_growth") and b"vector_growth" in data
-open(sys.argv[2], "wb").write(data.replace(b"vector_growth", new))
-PY
+python3 "$ROOT/tests/cli/rename_function.py" "$FX/cxx.pie" hostile.pie vector_growth \
+	'v\xc2\x9b\xe2\x80\xaeg\xe2\x81\xa6hxy'
 python3 "$ROOT/tests/fuzz/hostile.py" hostile >/dev/null
 for fmt in text json yaml; do
 	"$MD" show --no-demangle --format=$fmt --binary=hostile.pie "$FX/cxx.v4.profraw" >$fmt.out 2>/dev/null

@@ -66,13 +66,8 @@ fi
 # all, control bytes or invalid UTF-8, mark the binary's DWARF untrusted:
 # test_dwarf_trust.sh.)  And an indexed file whose function name is not
 # UTF-8 (tests/fuzz/hostile.py).
-python3 - "$FX/cxx.pie" hostile.pie <<'PY'
-import sys
-data = open(sys.argv[1], "rb").read()
-new = b"v<&\xe2\x80\xae\xc2\x9bowthx"
-assert len(new) == len(b"vector_growth") and b"vector_growth" in data
-open(sys.argv[2], "wb").write(data.replace(b"vector_growth", new))
-PY
+python3 "$ROOT/tests/cli/rename_function.py" "$FX/cxx.pie" hostile.pie vector_growth \
+	'v<&\xe2\x80\xae\xc2\x9bowthx'
 python3 "$ROOT/tests/fuzz/hostile.py" hostile >/dev/null
 "$MD" merge --no-progress --format=svg -o h.svg --binary=hostile.pie \
 	"$FX/cxx.v4.profraw" 2>/dev/null
