@@ -154,7 +154,7 @@ static enum mp_errcode add_context(struct exp_flame *f,
 	for (uint32_t i = c->nframes; i-- > 0;) {
 		char *tofree;
 		const char *name = exp_frame_name(f->o.dm, &c->frames[i], &tofree);
-		uint32_t id;
+		uint32_t id = 0;
 		bool oom = !name;
 
 		if (name)
