@@ -138,14 +138,14 @@ static bool hidden_control(uint32_t cp)
  */
 static void put_quoted(FILE *out, const char *s)
 {
-	putc('"', out);
+	putc_unlocked('"', out);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		if (*p >= 0x80) {
 			uint32_t cp;
 			size_t n = utf8_len(p, &cp);
 
 			if (n == 0) {
-				fputs("\\ufffd", out);
+				fputs_unlocked("\\ufffd", out);
 			} else if (hidden_control(cp)) {
 				fprintf(out, "\\u%04x", (unsigned)cp);
 				p += n - 1;
@@ -156,19 +156,19 @@ static void put_quoted(FILE *out, const char *s)
 			continue;
 		}
 		switch (*p) {
-		case '"': fputs("\\\"", out); break;
-		case '\\': fputs("\\\\", out); break;
-		case '\n': fputs("\\n", out); break;
-		case '\r': fputs("\\r", out); break;
-		case '\t': fputs("\\t", out); break;
+		case '"': fputs_unlocked("\\\"", out); break;
+		case '\\': fputs_unlocked("\\\\", out); break;
+		case '\n': fputs_unlocked("\\n", out); break;
+		case '\r': fputs_unlocked("\\r", out); break;
+		case '\t': fputs_unlocked("\\t", out); break;
 		default:
 			if (*p < 0x20 || *p == 0x7f)
 				fprintf(out, "\\u%04x", *p);
 			else
-				putc(*p, out);
+				putc_unlocked(*p, out);
 		}
 	}
-	putc('"', out);
+	putc_unlocked('"', out);
 }
 
 /*
@@ -197,7 +197,7 @@ static void put_bare(FILE *out, const char *s)
 static void indent(struct emit *e, int n)
 {
 	for (int i = 0; i < n; i++)
-		putc(' ', e->out);
+		putc_unlocked(' ', e->out);
 }
 
 /* ---- JSON ---- */
@@ -208,19 +208,19 @@ static void json_before(struct emit *e, const char *key)
 
 	if (l) {
 		if (l->count)
-			putc(',', e->out);
+			putc_unlocked(',', e->out);
 		if (inline_kind(l->kind)) {
 			if (l->count)
-				putc(' ', e->out);
+				putc_unlocked(' ', e->out);
 		} else {
-			putc('\n', e->out);
+			putc_unlocked('\n', e->out);
 			indent(e, 2 * e->depth);
 		}
 		l->count++;
 	}
 	if (keyed(l)) {
 		put_quoted(e->out, key ? key : "");
-		fputs(": ", e->out);
+		fputs_unlocked(": ", e->out);
 	}
 }
 
@@ -231,23 +231,23 @@ static void json_scalar(struct emit *e, const char *key, enum scalar_type t,
 	if (t == S_STR)
 		put_quoted(e->out, text);
 	else
-		fputs(text, e->out);
+		fputs_unlocked(text, e->out);
 }
 
 static void json_begin(struct emit *e, enum kind k)
 {
-	putc(k == K_OBJECT || k == K_ROW ? '{' : '[', e->out);
+	putc_unlocked(k == K_OBJECT || k == K_ROW ? '{' : '[', e->out);
 }
 
 static void json_end(struct emit *e, const struct level *l)
 {
 	if (!inline_kind(l->kind) && l->count) {
-		putc('\n', e->out);
+		putc_unlocked('\n', e->out);
 		indent(e, 2 * e->depth);
 	}
-	putc(l->kind == K_OBJECT || l->kind == K_ROW ? '}' : ']', e->out);
+	putc_unlocked(l->kind == K_OBJECT || l->kind == K_ROW ? '}' : ']', e->out);
 	if (e->depth == 0)
-		putc('\n', e->out);
+		putc_unlocked('\n', e->out);
 }
 
 /* ---- YAML and text ---- */
@@ -275,7 +275,7 @@ static void block_before(struct emit *e, const char *key, bool block)
 		return;
 	if (inline_kind(l->kind)) {
 		if (l->count)
-			fputs(yaml ? ", " : (l->kind == K_ROW ? "  " : " "),
+			fputs_unlocked(yaml ? ", " : (l->kind == K_ROW ? "  " : " "),
 			      e->out);
 		if (l->kind == K_ROW)
 			fprintf(e->out, yaml ? "%s: " : "%s=", key ? key : "");
@@ -287,12 +287,12 @@ static void block_before(struct emit *e, const char *key, bool block)
 		e->dash_pending = false;
 	} else {
 		if (e->depth > 1 || l->count)
-			putc('\n', e->out);
+			putc_unlocked('\n', e->out);
 		indent(e, block_indent(e));
 	}
 	l->count++;
 	if (l->kind == K_LIST)
-		fputs("- ", e->out);
+		fputs_unlocked("- ", e->out);
 	else
 		fprintf(e->out, block ? "%s:" : "%s: ", key ? key : "");
 }
@@ -302,7 +302,7 @@ static void block_scalar(struct emit *e, const char *key, enum scalar_type t,
 {
 	block_before(e, key, false);
 	if (t != S_STR)
-		fputs(text, e->out);
+		fputs_unlocked(text, e->out);
 	else if (e->fmt == EMIT_YAML)
 		put_quoted(e->out, text);
 	else
@@ -324,7 +324,7 @@ static void block_begin(struct emit *e, const char *key, enum kind k,
 	}
 	if (inline_kind(k)) {
 		if (yaml)
-			putc(k == K_ROW ? '{' : '[', e->out);
+			putc_unlocked(k == K_ROW ? '{' : '[', e->out);
 		return;
 	}
 	if (parent->kind == K_LIST && k == K_OBJECT)
@@ -336,26 +336,26 @@ static void block_end(struct emit *e, const struct level *l)
 	bool yaml = e->fmt == EMIT_YAML;
 
 	if (e->depth == 0) {
-		putc('\n', e->out);
+		putc_unlocked('\n', e->out);
 		return;
 	}
 	if (l->silent)
 		return;
 	if (inline_kind(l->kind)) {
 		if (yaml)
-			putc(l->kind == K_ROW ? '}' : ']', e->out);
+			putc_unlocked(l->kind == K_ROW ? '}' : ']', e->out);
 		else if (l->count == 0)
-			fputs("(none)", e->out);
+			fputs_unlocked("(none)", e->out);
 		return;
 	}
 	if (l->count == 0) {
 		/* An empty container; its "key:" or "- " is already out. */
 		if (!e->dash_pending)
-			putc(' ', e->out);
+			putc_unlocked(' ', e->out);
 		if (yaml)
-			fputs(l->kind == K_OBJECT ? "{}" : "[]", e->out);
+			fputs_unlocked(l->kind == K_OBJECT ? "{}" : "[]", e->out);
 		else
-			fputs("(none)", e->out);
+			fputs_unlocked("(none)", e->out);
 		e->dash_pending = false;
 	}
 }
