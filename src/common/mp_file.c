@@ -64,8 +64,10 @@ static enum mp_errcode append(struct reader *r, const void *p, size_t n,
 		r->data = d;
 		r->alloc = want;
 	}
-	memcpy(r->data + r->len, p, n);
-	r->len += n;
+	if (n) {	/* an empty file has no buffer yet */
+		memcpy(r->data + r->len, p, n);
+		r->len += n;
+	}
 	if (!r->checked && r->o && r->o->known && (r->len >= HEAD || at_end)) {
 		r->checked = true;
 		if (r->len && !r->o->known(r->data, r->len))
