@@ -30,6 +30,8 @@ struct pb {
 
 static void pb_bytes(struct pb *b, const void *p, size_t len)
 {
+	if (!len)
+		return;		/* P may be an empty buffer's NULL */
 	if (b->oom || !MP_GROW(b->d, b->alloc, b->n + len + 1)) {
 		b->oom = true;
 		return;

@@ -215,7 +215,10 @@ static bool key_eq(const void *key, uint32_t id, const void *ctx)
 		p->nomem = true;
 		eq = false;
 	} else {
-		eq = c->nkw == nkw && memcmp(c->kw, kw, nkw * sizeof(*kw)) == 0;
+		/* A context without frames has an empty key, and maybe no
+		 * buffer yet. */
+		eq = c->nkw == nkw &&
+		     (!nkw || memcmp(c->kw, kw, nkw * sizeof(*kw)) == 0);
 	}
 	c->kw2 = c->kw;
 	c->akw2 = c->akw;
