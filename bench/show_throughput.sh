@@ -9,7 +9,7 @@ set -eu
 N=${1:-8}
 cd "$(dirname "$0")/.."
 WORK=${WORK:-bench/work}
-MD=$(pwd)/build/memprof-data
+MD=${MD:-$(pwd)/build/memprof-data}
 [ -x "$MD" ] || make -j2 all >/dev/null
 python3 bench/gen/gen.py --preset merge --runs "$N" --work "$WORK" >/dev/null
 tmp=$(mktemp -d)
