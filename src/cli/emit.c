@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/mp_util.h"
+
 /*
  * Two writers share the container bookkeeping: a JSON writer, and a block
  * writer that produces YAML or the text layout (the same indentation
@@ -86,52 +88,6 @@ static bool keyed(const struct level *l)
 }
 
 /*
- * The length of the valid UTF-8 sequence at P (1 to 4), or 0: overlong
- * forms, surrogates and code points past U+10FFFF are not valid.  *CP is
- * its code point.
- */
-static size_t utf8_len(const unsigned char *p, uint32_t *cpp)
-{
-	unsigned c = p[0];
-	size_t n;
-	uint32_t cp;
-
-	*cpp = c;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2, cp = c & 0x1f;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3, cp = c & 0x0f;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4, cp = c & 0x07;
-	else
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;	/* also stops at the terminating NUL */
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	*cpp = cp;
-	return n;
-}
-
-/*
- * Characters a terminal or a reader would act on rather than show: C1
- * controls (U+009B is a terminal's CSI) and the bidirectional controls
- * that reorder what follows (Trojan Source).  Written as escapes.
- */
-static bool hidden_control(uint32_t cp)
-{
-	return (cp >= 0x80 && cp <= 0x9f) || cp == 0x061c || cp == 0x200e ||
-	       cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
-	       (cp >= 0x2066 && cp <= 0x2069);
-}
-
-/*
  * JSON string escaping; YAML double-quoted strings accept the same.  Both
  * must be Unicode, and names from binaries are bytes: a byte that is not
  * part of valid UTF-8 becomes U+FFFD.
@@ -142,11 +98,11 @@ static void put_quoted(FILE *out, const char *s)
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		if (*p >= 0x80) {
 			uint32_t cp;
-			size_t n = utf8_len(p, &cp);
+			size_t n = mp_utf8_len(p, &cp);
 
 			if (n == 0) {
 				fputs_unlocked("\\ufffd", out);
-			} else if (hidden_control(cp)) {
+			} else if (mp_unicode_hidden(cp)) {
 				fprintf(out, "\\u%04x", (unsigned)cp);
 				p += n - 1;
 			} else {
@@ -180,11 +136,11 @@ static void put_bare(FILE *out, const char *s)
 {
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		uint32_t cp;
-		size_t n = *p >= 0x80 ? utf8_len(p, &cp) : 1;
+		size_t n = *p >= 0x80 ? mp_utf8_len(p, &cp) : 1;
 
 		if (*p < 0x20 || *p == 0x7f || n == 0) {
 			fprintf(out, "\\x%02x", *p);
-		} else if (n > 1 && hidden_control(cp)) {
+		} else if (n > 1 && mp_unicode_hidden(cp)) {
 			fprintf(out, "\\u%04x", (unsigned)cp);
 			p += n - 1;
 		} else {

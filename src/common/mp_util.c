@@ -179,3 +179,40 @@ int mp_unhex(const char *s, uint8_t *out, size_t max)
 	}
 	return (int)n;
 }
+
+/* mp_util.h: UTF-8 as the outputs read it. */
+size_t mp_utf8_len(const unsigned char *p, uint32_t *cpp)
+{
+	unsigned c = p[0];
+	size_t n;
+	uint32_t cp;
+
+	*cpp = c;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, cp = c & 0x07;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;	/* also stops at the terminating NUL */
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	*cpp = cp;
+	return n;
+}
+
+bool mp_unicode_hidden(uint32_t cp)
+{
+	return (cp >= 0x80 && cp <= 0x9f) || cp == 0x061c || cp == 0x200e ||
+	       cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
+	       (cp >= 0x2066 && cp <= 0x2069);
+}

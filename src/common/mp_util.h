@@ -135,6 +135,20 @@ uint64_t mp_hash_bytes(const void *p, size_t len, uint64_t seed);
 void mp_hex(const uint8_t *p, size_t n, char *buf, size_t size);
 
 /*
+ * The length of the valid UTF-8 sequence at P (1 to 4), its code point in
+ * *CP; 0 when the bytes there are not valid UTF-8 (overlong forms,
+ * surrogates, past U+10FFFF, or cut short by the string's NUL).
+ */
+size_t mp_utf8_len(const unsigned char *p, uint32_t *cp);
+
+/*
+ * Characters a terminal or a reader would act on rather than show: C1
+ * controls (U+009B is a terminal's CSI) and the bidirectional controls
+ * that reorder what follows (Trojan Source).  Output escapes them.
+ */
+bool mp_unicode_hidden(uint32_t cp);
+
+/*
  * Decode the even-length lowercase or uppercase hex string S into at most
  * MAX bytes at OUT: the number of bytes, or -1 if S is not such a string.
  */

@@ -236,47 +236,29 @@ struct writer {
 };
 
 /*
- * The code point of the UTF-8 sequence at S (at most LEN bytes), its
- * length in *N; an invalid sequence is one byte of U+FFFD.
+ * The code point at S and its length in *N: an invalid sequence is one
+ * byte of U+FFFD.
  */
-static uint32_t utf8_next(const unsigned char *s, size_t len, size_t *n)
+static uint32_t utf8_next(const unsigned char *s, size_t *n)
 {
-	uint32_t cp, min;
-	size_t need;
+	uint32_t cp;
 
-	*n = 1;
-	if (s[0] < 0x80)
-		return s[0];
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		need = 1, cp = s[0] & 0x1f, min = 0x80;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		need = 2, cp = s[0] & 0x0f, min = 0x800;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		need = 3, cp = s[0] & 0x07, min = 0x10000;
-	else
+	*n = mp_utf8_len(s, &cp);
+	if (!*n) {
+		*n = 1;
 		return 0xfffd;
-	if (len < need + 1)
-		return 0xfffd;
-	for (size_t i = 1; i <= need; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0xfffd;
-		cp = cp << 6 | (s[i] & 0x3f);
 	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0xfffd;
-	*n = need + 1;
 	return cp;
 }
 
 /*
- * A code point XML cannot carry or a reader should not be shown
- * (terminal and bidirectional controls): written as '?'.
+ * A code point XML cannot carry or a reader should not be shown (C0,
+ * DEL, mp_unicode_hidden()'s, the two noncharacters): written as '?'.
  */
 static bool unprintable(uint32_t cp)
 {
-	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) ||
-	       (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) ||
-	       cp == 0x200e || cp == 0x200f || cp == 0xfffe || cp == 0xffff;
+	return cp < 0x20 || cp == 0x7f || mp_unicode_hidden(cp) ||
+	       cp == 0xfffe || cp == 0xffff;
 }
 
 /* How many characters S has. */
@@ -286,7 +268,7 @@ static size_t utf8_chars(const char *s)
 	size_t len = strlen(s), chars = 0, n;
 
 	for (size_t i = 0; i < len; i += n, chars++)
-		utf8_next(p + i, len - i, &n);
+		utf8_next(p + i, &n);
 	return chars;
 }
 
@@ -297,7 +279,7 @@ static void put_text(FILE *out, const char *s, size_t max)
 	size_t len = strlen(s), n;
 
 	for (size_t i = 0, chars = 0; i < len && chars < max; i += n, chars++) {
-		uint32_t cp = utf8_next(p + i, len - i, &n);
+		uint32_t cp = utf8_next(p + i, &n);
 
 		switch (cp) {
 		case '<': fputs("&lt;", out); break;

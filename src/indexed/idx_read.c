@@ -705,16 +705,23 @@ out:
 	return rc;
 }
 
+/* The hash table's items in function-name order (collect_items()'s). */
+static bool sorted_items(const struct idx_file *f, struct ht_disk_item **out)
+{
+	if (!collect_items(f, out))
+		return false;
+	qsort_r(*out, f->hash.nentries, sizeof(**out), by_item_name, (void *)f);
+	return true;
+}
+
 int idx_foreach_context(const struct idx_file *f, idx_context_fn fn, void *arg)
 {
 	struct ht_disk_item *items;
 	struct hist_buf hb = { 0 };
 	int r = 0;
 
-	if (!collect_items(f, &items))
+	if (!sorted_items(f, &items))
 		return -1;
-	qsort_r(items, f->hash.nentries, sizeof(*items), by_item_name,
-		(void *)f);
 	for (uint32_t i = 0; i < f->hash.nentries && !r; i++)
 		r = walk_record(f, &items[i], fn, arg, &hb, NULL, NULL);
 	free(items);
@@ -728,10 +735,8 @@ int idx_foreach_function(const struct idx_file *f,
 	struct ht_disk_item *items;
 	int r = 0;
 
-	if (!collect_items(f, &items))
+	if (!sorted_items(f, &items))
 		return -1;
-	qsort_r(items, f->hash.nentries, sizeof(*items), by_item_name,
-		(void *)f);
 	for (uint32_t i = 0; i < f->hash.nentries && !r; i++)
 		r = fn(arg, string_at(f, items[i].name));
 	free(items);

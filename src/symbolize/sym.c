@@ -1722,18 +1722,13 @@ static bool symtab_frame(struct sym_ctx *ctx, struct sym_module *m,
  */
 static bool is_text(const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		uint32_t cp;
+		size_t n = mp_utf8_len(p, &cp);
 
-	while (*p) {
-		unsigned n = *p < 0x80 ? 0 : *p >= 0xc2 && *p <= 0xdf ? 1
-			: *p >= 0xe0 && *p <= 0xef ? 2 : *p >= 0xf0 && *p <= 0xf4 ? 3
-			: 4;
-
-		if (n == 4 || *p < 0x20 || *p == 0x7f)
+		if (!n || cp < 0x20 || cp == 0x7f)
 			return false;
-		for (p++; n > 0; n--, p++)
-			if ((*p & 0xc0) != 0x80)
-				return false;
+		p += n;
 	}
 	return true;
 }
