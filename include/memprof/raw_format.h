@@ -99,4 +99,40 @@
 #define MEMPROF_SHADOW_SCALE 6
 #define MEMPROF_GRANULE (1u << MEMPROF_SHADOW_SCALE)
 
+/*
+ * Sampled profiles (libmemprof with sample_interval=R; not compiler-rt).
+ *
+ * Each allocated byte is sampled with probability p = 1/R; an object of
+ * size s is recorded with probability 1 - q^s (q = 1 - p) and then stands
+ * for 1/(1 - q^s) objects.  The MIBs of a sampled profile hold those
+ * unbiased estimates (rounded), so readers that know nothing of sampling
+ * see estimates.  What confidence intervals need sits in a block between
+ * the header and the segment section, which the header's offsets skip
+ * (llvm-profdata-19 reads such a file):
+ *
+ *	u64 RAW_SAMPLE_MAGIC
+ *	u64 size of the block in bytes, this word and the magic included
+ *	u64 the process's sampling interval R at the dump (0: turned off)
+ *	u64 K, the number of estimated fields; K x u64 their MIB tags
+ *	u64 count of entries; per entry, for one context and one interval:
+ *	    u64 stack id (as in the MIB section), u64 R in bytes (>= 1),
+ *	    u64 n, the objects sampled, u64 u = sum of (size - offset of the
+ *	    sampled byte), K x f64 estimate, K x f64 variance of the estimate
+ *
+ * Estimate and variance of field x over the sampled objects i (weight
+ * w_i = 1/(1 - q^s_i)): sum w_i x_i and sum (w_i x_i)^2 q^s_i.  A context
+ * with objects sampled at two intervals has two entries; an object that
+ * was not sampled (recorded exactly) is in the MIB only.  The f64s are
+ * IEEE 754 binary64, little-endian.
+ */
+#define RAW_SAMPLE_MAGIC 0x31706d6173706d81ULL	/* "\x81mpsamp1" on disk */
+#define RAW_SAMPLE_FIELDS(X) \
+	X(AllocCount) X(TotalAccessCount) X(TotalSize) X(TotalLifetime) \
+	X(NumMigratedCpu) X(NumLifetimeOverlaps) X(NumSameAllocCpu)     \
+	X(NumSameDeallocCpu) X(TotalAccessDensity)                      \
+	X(TotalLifetimeAccessDensity)
+#define RAW_SAMPLE_NFIELDS 10
+/* The largest R the runtime takes: 1 GiB. */
+#define RAW_SAMPLE_INTERVAL_MAX (1ULL << 30)
+
 #endif /* RAW_FORMAT_H */

@@ -34,6 +34,13 @@ void raw_file_release(struct raw_file *rf)
 	memset(rf, 0, sizeof(*rf));
 }
 
+/* An entry of a profile's sample block. */
+struct samp_ref {
+	uint64_t id;			/* stack id */
+	bool used;			/* a MIB record took it */
+	struct mp_samp s;
+};
+
 /* A stack of the stack section, before contexts are built. */
 struct stack_ref {
 	uint64_t id;
@@ -60,6 +67,10 @@ struct raw_scratch {
 	struct ht_map ids;		/* stack id -> index in stacks + 1 */
 	uint32_t *rec_stack;		/* MODE_CHECK: each record's stack */
 	size_t arec_stack;
+	struct samp_ref *samp;		/* the profile's sample block, */
+	size_t nsamp, asamp;		/* by stack id, then interval */
+	struct mp_samp *samp_s;		/* samp[i].s, contiguous */
+	size_t asamp_s;
 };
 
 static void scratch_free(struct raw_scratch *sc)
@@ -68,6 +79,8 @@ static void scratch_free(struct raw_scratch *sc)
 		return;
 	free(sc->stacks);
 	free(sc->rec_stack);
+	free(sc->samp);
+	free(sc->samp_s);
 	ht_map_release(&sc->ids);
 	free(sc);
 }
@@ -466,6 +479,28 @@ static enum mp_errcode add_hist(struct parse *p, struct raw_context *c,
 	return MP_OK;
 }
 
+static const struct mp_samp *samples_of(struct raw_scratch *sc, uint64_t id,
+					uint32_t *n);
+static enum mp_errcode samples_all_used(struct parse *p);
+
+/* Fold the NS entries S into context C's. */
+static enum mp_errcode add_samples(struct parse *p, struct raw_context *c,
+				   const struct mp_samp *s, uint32_t ns)
+{
+	struct mp_samp *list;
+
+	if (!ns)
+		return MP_OK;
+	list = mp_arena_alloc(&p->rf->arena, (c->nsamp + (size_t)ns) * sizeof(*list));
+	if (!list)
+		return mp_fail(p->err, MP_E_NOMEM, NULL);
+	if (c->nsamp)
+		memcpy(list, c->samp, c->nsamp * sizeof(*list));
+	mp_samp_fold(list, &c->nsamp, s, ns);
+	c->samp = list;
+	return MP_OK;
+}
+
 static enum mp_errcode parse_mibs(struct parse *p, uint32_t pidx, uint64_t off,
 				  uint64_t end, struct stack_ref *stacks,
 				  const struct ht_map *ids)
@@ -508,6 +543,8 @@ static enum mp_errcode parse_mibs(struct parse *p, uint32_t pidx, uint64_t off,
 		uint64_t id, nh = 0, hpos = 0;
 		uint32_t s1 = 0;	/* the record's stack + 1 */
 		bool fresh = false;
+		const struct mp_samp *ss;
+		uint32_t nss;
 
 		if (end - pos < 8 + mib_size) {
 			rc = mp_fail(p->err, MP_E_CORRUPT,
@@ -545,6 +582,7 @@ static enum mp_errcode parse_mibs(struct parse *p, uint32_t pidx, uint64_t off,
 			}
 			sr = &stacks[s1 - 1];
 		}
+		ss = samples_of(sc, id, &nss);
 		if (p->mode == MODE_CHECK) {
 			sc->rec_stack[i] = s1 - 1;
 			/* ctx1 counts the stack's records in this pass. */
@@ -567,7 +605,7 @@ static enum mp_errcode parse_mibs(struct parse *p, uint32_t pidx, uint64_t off,
 			struct raw_record r = {
 				.profile = pidx, .stack_id = id, .pcs = sr->pcs,
 				.npcs = sr->npcs, .mib = &mib, .hist = hist,
-				.nhist = (uint32_t)nh,
+				.nhist = (uint32_t)nh, .samp = ss, .nsamp = nss,
 			};
 
 			if ((rc = p->fn(p->arg, &r, p->err)))
@@ -598,10 +636,154 @@ static enum mp_errcode parse_mibs(struct parse *p, uint32_t pidx, uint64_t off,
 				goto out;
 		}
 		c->mib.v[MIB_AccessHistogramSize] = c->nhist;
+		if ((rc = add_samples(p, c, ss, nss)))
+			goto out;
 	}
+	rc = samples_all_used(p);
 out:
 	free(hist);
 	return rc;
+}
+
+static int by_samp(const void *x, const void *y)
+{
+	const struct samp_ref *a = x, *b = y;
+
+	if (a->id != b->id)
+		return a->id < b->id ? -1 : 1;
+	return a->s.interval < b->s.interval ? -1 : a->s.interval > b->s.interval;
+}
+
+static double get_f64(const unsigned char *p)
+{
+	uint64_t b = mp_le64(p);
+	double d;
+
+	memcpy(&d, &b, sizeof(d));
+	return d;
+}
+
+/*
+ * The sample block between the header and the segments (OFF to END), if
+ * there is one: bytes there without its magic are ignored, as compiler-
+ * rt's readers ignore them.  Fields it lists that we do not estimate are
+ * skipped; fields we estimate that it does not list stay 0.
+ */
+static enum mp_errcode parse_samples(struct parse *p, struct raw_profile *prof,
+				     uint64_t off, uint64_t end)
+{
+	struct raw_scratch *sc = p->rf->scratch;
+	const unsigned char *b = p->base + off;
+	uint64_t size, nf, count, esize;
+	int slot[64];
+
+	sc->nsamp = 0;
+	if (end - off < 8 || mp_le64(b) != RAW_SAMPLE_MAGIC)
+		return MP_OK;
+#define BAD(...) mp_fail(p->err, MP_E_CORRUPT, __VA_ARGS__)
+	if (end - off < 40)
+		return BAD("sample block at offset 0x%" PRIx64 " is truncated",
+			   p->poff + off);
+	size = mp_le64(b + 8);
+	nf = mp_le64(b + 24);
+	if (size > end - off || size < 40 || size % 8)
+		return BAD("sample block at offset 0x%" PRIx64 " claims %" PRIu64
+			   " bytes where %" PRIu64 " lie before the segments",
+			   p->poff + off, size, end - off);
+	if (nf > 64 || 40 + 8 * nf > size)
+		return BAD("sample block at offset 0x%" PRIx64 " lists %" PRIu64
+			   " fields", p->poff + off, nf);
+	for (uint64_t k = 0; k < nf; k++) {
+		int f = mib_field_by_tag((unsigned)mp_le64(b + 32 + 8 * k));
+
+		slot[k] = f < 0 ? -1 : mp_samp_index((enum mib_field)f);
+		for (uint64_t j = 0; j < k; j++)
+			if (slot[k] >= 0 && slot[j] == slot[k])
+				return BAD("sample block lists MIB tag %" PRIu64
+					   " twice", mp_le64(b + 32 + 8 * k));
+	}
+	count = mp_le64(b + 32 + 8 * nf);
+	esize = 32 + 16 * nf;
+	if (count > (size - 40 - 8 * nf) / esize ||
+	    40 + 8 * nf + count * esize != size)
+		return BAD("sample block at offset 0x%" PRIx64 " claims %" PRIu64
+			   " entries of %" PRIu64 " bytes in %" PRIu64 " bytes",
+			   p->poff + off, count, esize, size - 40 - 8 * nf);
+	if (!MP_GROW(sc->samp, sc->asamp, (size_t)count + 1))
+		return mp_fail(p->err, MP_E_NOMEM, NULL);
+	b += 40 + 8 * nf;
+	for (uint64_t i = 0; i < count; i++, b += esize) {
+		struct samp_ref *r = &sc->samp[i];
+
+		memset(r, 0, sizeof(*r));
+		r->id = mp_le64(b);
+		r->s.interval = mp_le64(b + 8);
+		r->s.n = mp_le64(b + 16);
+		r->s.u = mp_le64(b + 24);
+		for (uint64_t k = 0; k < nf; k++) {
+			if (slot[k] < 0)
+				continue;
+			r->s.est[slot[k]] = get_f64(b + 32 + 8 * k);
+			r->s.var[slot[k]] = get_f64(b + 32 + 8 * (nf + k));
+		}
+		if (!mp_samp_valid(&r->s))
+			return BAD("sample entry %" PRIu64 " (stack id %" PRIu64
+				   ") has a zero interval or count, or a "
+				   "negative or non-finite sum", i, r->id);
+	}
+	if (!MP_GROW(sc->samp_s, sc->asamp_s, (size_t)count + 1))
+		return mp_fail(p->err, MP_E_NOMEM, NULL);
+	sc->nsamp = (size_t)count;
+	qsort(sc->samp, sc->nsamp, sizeof(*sc->samp), by_samp);
+	for (size_t i = 0; i < sc->nsamp; i++)
+		sc->samp_s[i] = sc->samp[i].s;
+	for (size_t i = 1; i < sc->nsamp; i++)
+		if (by_samp(&sc->samp[i - 1], &sc->samp[i]) == 0)
+			return BAD("sample block has two entries for stack id %"
+				   PRIu64 " and interval %" PRIu64,
+				   sc->samp[i].id, sc->samp[i].s.interval);
+	prof->sampled = true;
+	prof->sample_interval = mp_le64(p->base + off + 16);
+	p->rf->sampled = true;
+#undef BAD
+	return MP_OK;
+}
+
+/* The sample entries of stack ID in the profile's block, *N of them,
+ * marked as taken. */
+static const struct mp_samp *samples_of(struct raw_scratch *sc, uint64_t id,
+					uint32_t *n)
+{
+	size_t lo = 0, hi = sc->nsamp, e;
+
+	*n = 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sc->samp[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (e = lo; e < sc->nsamp && sc->samp[e].id == id; e++)
+		;
+	*n = (uint32_t)(e - lo);
+	for (size_t i = lo; i < e; i++)
+		sc->samp[i].used = true;
+	return *n ? &sc->samp_s[lo] : NULL;
+}
+
+/* Every entry of the block must belong to a MIB record. */
+static enum mp_errcode samples_all_used(struct parse *p)
+{
+	struct raw_scratch *sc = p->rf->scratch;
+
+	for (size_t i = 0; i < sc->nsamp; i++)
+		if (!sc->samp[i].used)
+			return mp_fail(p->err, MP_E_CORRUPT, "sample entry for "
+				       "stack id %" PRIu64 " has no MIB record",
+				       sc->samp[i].id);
+	return MP_OK;
 }
 
 /* Give profiles with byte-identical segment tables the same layout id. */
@@ -640,6 +822,8 @@ static enum mp_errcode parse_profile(struct parse *p, uint32_t pidx)
 			       ", size 0x%" PRIx64 ")", p->poff, seg_off,
 			       mib_off, stack_off, p->psize);
 
+	if ((rc = parse_samples(p, prof, RAW_HEADER_SIZE, seg_off)))
+		return rc;
 	if (p->mode != MODE_WALK) {
 		rc = parse_segments(p, prof, seg_off, mib_off);
 		if (!rc)

@@ -38,6 +38,7 @@
 
 #include "common/mp_err.h"
 #include "common/mp_mib.h"
+#include "common/mp_samp.h"
 #include "common/mp_util.h"
 #include "memprof/raw_format.h"
 
@@ -70,6 +71,10 @@ struct raw_profile {
 	size_t nranges;
 	uint64_t nrecords;	/* MIB records as written */
 	uint64_t nstacks;	/* stack entries as written */
+	/* Sampled (libmemprof's sample block, raw_format.h): the MIBs hold
+	 * estimates, and sample_interval is the process's R at the dump. */
+	bool sampled;
+	uint64_t sample_interval;
 };
 
 struct raw_context {
@@ -79,6 +84,8 @@ struct raw_context {
 	uint32_t profile;	/* index of the profile it first appears in */
 	uint64_t *hist;		/* nhist access counts per 8 bytes, or NULL */
 	uint32_t nhist;
+	struct mp_samp *samp;	/* nsamp entries by interval; 0: exact */
+	uint32_t nsamp;
 	struct mp_mib mib;
 };
 
@@ -92,6 +99,7 @@ struct raw_file {
 	size_t size;		/* decoded bytes */
 	bool compressed;	/* the file was zstd-compressed */
 	uint32_t min_version, max_version;
+	bool sampled;		/* some profile is */
 	struct mp_arena arena;	/* owns everything above */
 	struct raw_scratch *scratch;	/* private: reused by the next parse */
 };
@@ -116,6 +124,8 @@ struct raw_record {
 	const struct mp_mib *mib;
 	const uint64_t *hist;		/* nhist access counts, or NULL */
 	uint32_t nhist;
+	const struct mp_samp *samp;	/* nsamp sample entries; 0: exact */
+	uint32_t nsamp;
 };
 
 typedef enum mp_errcode (*raw_record_fn)(void *arg, const struct raw_record *r,

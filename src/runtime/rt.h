@@ -82,7 +82,8 @@ struct rt_hdr {
 	 * of the header. */
 	uint64_t link;
 	uint64_t size;		/* requested size, >= 1 (malloc(0) counts 1) */
-	uint32_t stack;		/* stack depot id; 0: not profiled */
+	uint32_t stack;		/* stack depot id; 0: not profiled; with
+				 * RT_SAMPLED: a sampled object */
 	uint32_t alloc_ms;	/* allocation time, ms since start */
 	uint32_t cpu;		/* allocating CPU, UINT32_MAX if unknown */
 	uint8_t cls;		/* size class or RT_CLS_LARGE */
@@ -90,6 +91,18 @@ struct rt_hdr {
 	uint16_t gen;		/* memprof_rt_gen at allocation (fork epoch) */
 };
 _Static_assert(sizeof(struct rt_hdr) == RT_HDR, "32-byte header");
+
+/*
+ * A sampled object (stack | RT_SAMPLED) keeps two more words, in the 32
+ * bytes in front of its header that its block always has (rt_alloc.c):
+ * the interval it was sampled at and u = size - offset of its sampled byte.
+ */
+#define RT_SAMPLED 0x80000000u
+#define RT_STACK(h) ((h)->stack & ~RT_SAMPLED)
+static inline uint64_t *memprof_rt_sample_ext(const struct rt_hdr *h)
+{
+	return (uint64_t *)((uintptr_t)h - 24);	/* [0] interval, [1] u */
+}
 
 /* Per-thread state, in static TLS (no allocation, valid from thread start). */
 enum { RT_TLS_NEW, RT_TLS_REGISTERING, RT_TLS_LIVE, RT_TLS_DEAD };
@@ -104,6 +117,13 @@ struct rt_tls {
 	int in_rt;		/* > 0 while the runtime works for itself */
 	uintptr_t stack_lo, stack_hi;	/* this thread's stack; hi 0 = unknown */
 	int stack_known;
+	/* Sampling (rt_sample.c): failed trials before the next sampled
+	 * byte, drawn for interval samp_ival (0: none drawn yet). */
+	uint64_t samp_left;
+	uint64_t samp_ival;
+	double samp_lnq;
+	uint64_t rng;
+	uint32_t samp_seq;
 	struct rt_tcache cache[RT_NCLASS];
 };
 
@@ -168,7 +188,7 @@ void memprof_rt_mib_pack(uint8_t out[RAW_MIB_SIZE_V4], const struct rt_mib *m);
 /*
  * An allocation context: one distinct stack and the MIB of every object
  * allocated there and freed (or still live at a dump) since the last dump.
- * Memory: 184 bytes + 8 per frame, never freed.
+ * Memory: 200 bytes + 8 per frame, never freed (and sample entries).
  */
 struct rt_ctx {
 	uint32_t next;		/* next id in the hash chain */
@@ -178,8 +198,57 @@ struct rt_ctx {
 	struct rt_mib mib;	/* mib.AllocCount == 0: nothing recorded */
 	uint64_t *hist;		/* mib.AccessHistogramSize entries in use */
 	uint32_t hist_cap;
+	uint32_t nsamp, samp_cap;	/* sample entries, one per interval */
+	struct rt_samp *samp;
 	uint64_t pc[];		/* return address - 1, leaf first */
 };
+
+/* ------------------------------------------------------------ sampling */
+
+enum {
+#define RT_TAG(name, tag, width, off, ver, merge) RT_TAG_##name = tag,
+	RAW_MIB_FIELDS(RT_TAG)
+#undef RT_TAG
+};
+
+/* What a context's objects sampled at one interval add up to. */
+struct rt_samp {
+	uint64_t interval, n, u;
+	uint64_t raw[RAW_SAMPLE_NFIELDS];	/* the MIB's share of them */
+	double est[RAW_SAMPLE_NFIELDS], var[RAW_SAMPLE_NFIELDS];
+};
+
+struct rt_sample_pick {
+	uint64_t interval, u;
+};
+
+extern _Atomic uint64_t memprof_rt_sample_interval;	/* 0: exact */
+/* Is an allocation of SIZE bytes sampled?  The fast half: a compare and
+ * a subtraction; the slow half draws, and fills PICK when it says yes. */
+int memprof_rt_sample_slow(struct rt_tls *t, uint64_t size, uint64_t cur,
+			   struct rt_sample_pick *pick);
+static inline int memprof_rt_sampled(struct rt_tls *t, uint64_t size,
+				     uint64_t cur, struct rt_sample_pick *pick)
+{
+	if (__builtin_expect(t->samp_left >= size, 1)) {
+		t->samp_left -= size;
+		return 0;
+	}
+	return memprof_rt_sample_slow(t, size, cur, pick);
+}
+void memprof_rt_sample_set(uint64_t r);		/* clamps */
+void memprof_rt_sample_init(int have_seed, uint64_t seed);
+void memprof_rt_sample_prefork(void);
+void memprof_rt_sample_child(void);
+uint8_t memprof_rt_sample_tag(unsigned k);	/* MIB tag of field k */
+void memprof_rt_sample_sums(const struct rt_mib *m,
+			    uint64_t out[RAW_SAMPLE_NFIELDS]);
+/* Add one sampled object of SIZE bytes (interval R, u) whose record
+ * changed C's estimated fields by DELTA; C's lock held.  -1: no memory. */
+int memprof_rt_sample_add(struct rt_ctx *c, uint64_t r, uint64_t u,
+			  uint64_t size, const uint64_t delta[RAW_SAMPLE_NFIELDS]);
+/* Replace M's estimated fields (C's MIB) by the estimates. */
+void memprof_rt_sample_apply(struct rt_mib *m, const struct rt_ctx *c);
 
 /* Capture the stack of the entry point whose frame is FP and return its
  * depot id (>= 1), or 0 if it cannot be stored. */
@@ -218,6 +287,9 @@ struct rt_opts {
 	int max_frames;		/* malloc_context_size= */
 	int unwind_backtrace;	/* unwind=fp|backtrace */
 	int verbosity;		/* verbosity= */
+	uint64_t sample_interval;	/* sample_interval=; 0 = exact */
+	uint64_t sample_seed;		/* sample_seed= */
+	int sample_seed_set;
 };
 
 /* rt_options.c */

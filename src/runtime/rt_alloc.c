@@ -319,13 +319,15 @@ static struct rt_hdr *large_alloc(size_t size, size_t align)
 	struct rt_hdr *h;
 	uintptr_t user;
 
-	if (size > SIZE_MAX - a - slack - RT_PAGE)
+	if (size > SIZE_MAX - 2 * a - slack - RT_PAGE)
 		return NULL;
-	len = (a + size + slack + RT_PAGE - 1) & ~(size_t)(RT_PAGE - 1);
+	len = (2 * a + size + slack + RT_PAGE - 1) & ~(size_t)(RT_PAGE - 1);
 	l = memprof_rt_map(len);
 	if (!l)
 		return NULL;
-	user = ((uintptr_t)l + 64 + a - 1) & ~(uintptr_t)(a - 1);
+	/* At least 96 bytes in: the rt_large record, then room for a
+	 * sampled object's words (rt.h) in front of the header. */
+	user = ((uintptr_t)l + 96 + a - 1) & ~(uintptr_t)(a - 1);
 	h = (struct rt_hdr *)(user - RT_HDR);
 	l->map_len = len;
 	l->hdr_off = (uintptr_t)h - (uintptr_t)l;
@@ -352,13 +354,30 @@ static inline int profiling(void)
 	return atomic_load_explicit(&memprof_rt_profiling, memory_order_relaxed);
 }
 
-/* Fill in the profiling half of a header for a new object at USER. */
+/* Whether to record an object of SIZE bytes about to be allocated. */
+enum { REC_NO, REC_EXACT, REC_SAMPLED };
+
+static inline int decide(struct rt_tls *t, size_t size, struct rt_sample_pick *pick)
+{
+	uint64_t r;
+
+	if (!profiling() || t->in_rt)
+		return REC_NO;
+	r = atomic_load_explicit(&memprof_rt_sample_interval, memory_order_relaxed);
+	if (!r)
+		return REC_EXACT;
+	return memprof_rt_sampled(t, size, r, pick) ? REC_SAMPLED : REC_NO;
+}
+
+/* Fill in the profiling half of a header for a new object at USER; REC
+ * is decide()'s answer, and a sampled object has the room rt.h says. */
 static inline void stamp(struct rt_tls *t, struct rt_hdr *h, uintptr_t user,
-			 size_t size, uintptr_t fp)
+			 size_t size, uintptr_t fp, int rec,
+			 const struct rt_sample_pick *pick)
 {
 	uint32_t sid = 0;
 
-	if (profiling() && !t->in_rt) {
+	if (rec != REC_NO) {
 		t->in_rt++;
 		sid = memprof_rt_stack_id(fp);
 		t->in_rt--;
@@ -367,6 +386,13 @@ static inline void stamp(struct rt_tls *t, struct rt_hdr *h, uintptr_t user,
 	h->stack = sid;
 	h->gen = memprof_rt_gen;
 	if (sid) {
+		if (rec == REC_SAMPLED) {
+			uint64_t *ext = memprof_rt_sample_ext(h);
+
+			ext[0] = pick->interval;
+			ext[1] = pick->u;
+			h->stack = sid | RT_SAMPLED;
+		}
 		h->alloc_ms = memprof_rt_now_ms();
 		h->cpu = memprof_rt_cpu();
 		if (__memprof_shadow_memory_dynamic_address)
@@ -382,27 +408,20 @@ static inline void retire(struct rt_hdr *h, uintptr_t user)
 	h->stack = 0;
 }
 
-void *memprof_rt_alloc(size_t size, size_t align, uintptr_t fp, unsigned flags)
+/* memprof_rt_alloc once decide() has answered REC (for SIZE >= 1). */
+static void *alloc_decided(struct rt_tls *t, size_t size, size_t align,
+			   uintptr_t fp, unsigned flags, int rec,
+			   const struct rt_sample_pick *pick)
 {
-	struct rt_tls *t = &memprof_rt_tls;
 	struct rt_hdr *h;
 	uintptr_t user;
 	size_t need;
 
-	if (__builtin_expect(t->state == RT_TLS_NEW, 0))
-		thread_setup(t);
-	if (size > RT_MAX_REQUEST || align > RT_MAX_REQUEST) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	if (align & (align - 1)) {
-		errno = EINVAL;
-		return NULL;
-	}
-	if (size == 0)
-		size = 1;	/* as compiler-rt: malloc(0) is a 1-byte object */
 	if (align < RT_ALIGN)
 		align = RT_ALIGN;
+	/* 64-byte alignment puts the header 32 bytes into its block. */
+	if (rec == REC_SAMPLED && align < 64)
+		align = 64;
 	/* An aligned user pointer lies at most ALIGN bytes into its block. */
 	need = size + (align == RT_ALIGN ? RT_HDR : align);
 	if (need <= RT_SMALL_MAX) {
@@ -434,10 +453,30 @@ void *memprof_rt_alloc(size_t size, size_t align, uintptr_t fp, unsigned flags)
 		}
 		user = (uintptr_t)h + RT_HDR;
 	}
-	stamp(t, h, user, size, fp);
+	stamp(t, h, user, size, fp, rec, pick);
 	/* Last: a concurrent dump reads the header once it says LIVE. */
 	atomic_store_explicit(&h->state, RT_LIVE, memory_order_release);
 	return (void *)user;
+}
+
+void *memprof_rt_alloc(size_t size, size_t align, uintptr_t fp, unsigned flags)
+{
+	struct rt_tls *t = &memprof_rt_tls;
+	struct rt_sample_pick pick;
+
+	if (__builtin_expect(t->state == RT_TLS_NEW, 0))
+		thread_setup(t);
+	if (size > RT_MAX_REQUEST || align > RT_MAX_REQUEST) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (align & (align - 1)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (size == 0)
+		size = 1;	/* as compiler-rt: malloc(0) is a 1-byte object */
+	return alloc_decided(t, size, align, fp, flags, decide(t, size, &pick), &pick);
 }
 
 static struct rt_hdr *checked_hdr(const void *p, const char *who)
@@ -491,7 +530,8 @@ size_t memprof_rt_usable(const void *p)
 
 /* Grow or shrink a large block with mremap; NULL if that did not work. */
 static void *large_remap(struct rt_tls *t, struct rt_hdr *h, void *p,
-			 size_t size, uintptr_t fp)
+			 size_t size, uintptr_t fp, int rec,
+			 const struct rt_sample_pick *pick)
 {
 	struct rt_large *l = large_of(h), *nl;
 	size_t off = l->hdr_off + RT_HDR, len;
@@ -513,16 +553,18 @@ static void *large_remap(struct rt_tls *t, struct rt_hdr *h, void *p,
 	large_link(nl);
 	h = (struct rt_hdr *)((uintptr_t)nl + nl->hdr_off);
 	h->link = live_link(h, nl->hdr_off);	/* the tag follows the move */
-	stamp(t, h, (uintptr_t)nl + off, size, fp);
+	stamp(t, h, (uintptr_t)nl + off, size, fp, rec, pick);
 	return (void *)((uintptr_t)nl + off);
 }
 
 void *memprof_rt_realloc(void *p, size_t size, uintptr_t fp)
 {
 	struct rt_tls *t = &memprof_rt_tls;
+	struct rt_sample_pick pick;
 	struct rt_hdr *h;
 	size_t usable;
 	void *q;
+	int rec;
 
 	if (!p)
 		return memprof_rt_alloc(size, 0, fp, 0);
@@ -538,6 +580,7 @@ void *memprof_rt_realloc(void *p, size_t size, uintptr_t fp)
 		thread_setup(t);
 	h = checked_hdr(p, "realloc");
 	usable = memprof_rt_usable(p);
+	rec = decide(t, size, &pick);	/* once: the trials are spent */
 	/*
 	 * As in compiler-rt, the old object ends here and a new one starts
 	 * at the realloc call; only the bytes stay put when they can.
@@ -545,21 +588,23 @@ void *memprof_rt_realloc(void *p, size_t size, uintptr_t fp)
 	if (h->cls != RT_CLS_LARGE) {
 		size_t used = size + RT_HDR + live_off(h);
 
-		if (size <= usable && (h->cls == 0 || used > cls_size[h->cls - 1])) {
+		/* A sampled object needs 32 bytes in front of its header. */
+		if (size <= usable && (h->cls == 0 || used > cls_size[h->cls - 1]) &&
+		    (rec != REC_SAMPLED || live_off(h) >= 32)) {
 			retire(h, (uintptr_t)p);
-			stamp(t, h, (uintptr_t)p, size, fp);
+			stamp(t, h, (uintptr_t)p, size, fp, rec, &pick);
 			return p;
 		}
 	} else if (size <= usable && size >= usable / 2) {
 		retire(h, (uintptr_t)p);
-		stamp(t, h, (uintptr_t)p, size, fp);
+		stamp(t, h, (uintptr_t)p, size, fp, rec, &pick);
 		return p;
 	} else if (size + RT_HDR > RT_SMALL_MAX) {
-		q = large_remap(t, h, p, size, fp);
+		q = large_remap(t, h, p, size, fp, rec, &pick);
 		if (q)
 			return q;
 	}
-	q = memprof_rt_alloc(size, 0, fp, 0);
+	q = alloc_decided(t, size, 0, fp, 0, rec, &pick);
 	if (!q)
 		return NULL;
 	memcpy(q, p, usable < size ? usable : size);
@@ -575,7 +620,7 @@ static void walk_one(struct rt_hdr *h, uintptr_t block_end, rt_walk_fn *fn,
 	uintptr_t user = (uintptr_t)h + RT_HDR;
 
 	if (atomic_load_explicit(&h->state, memory_order_acquire) != RT_LIVE ||
-	    !h->stack || h->gen != memprof_rt_gen)
+	    !RT_STACK(h) || h->gen != memprof_rt_gen)
 		return;
 	/* A block being reused under our feet may show a torn size. */
 	if (h->size == 0 || h->size > block_end - user)

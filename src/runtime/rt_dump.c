@@ -153,9 +153,38 @@ static void add_live(struct rt_hdr *h, uintptr_t user, void *arg)
 	w->objects++;
 }
 
+/* C's sample entries into the block SMP (C's lock held). */
+static void put_samples(struct rt_buf *smp, uint32_t id, const struct rt_ctx *c,
+			uint64_t *count)
+{
+	for (uint32_t i = 0; i < c->nsamp; i++) {
+		const struct rt_samp *e = &c->samp[i];
+		uint8_t *p = memprof_rt_buf_add(smp, 32 + 16 * RAW_SAMPLE_NFIELDS);
+
+		if (!p)
+			return;
+		memprof_rt_put_le(p, id, 8);
+		memprof_rt_put_le(p + 8, e->interval, 8);
+		memprof_rt_put_le(p + 16, e->n, 8);
+		memprof_rt_put_le(p + 24, e->u, 8);
+		p += 32;
+		for (unsigned k = 0; k < RAW_SAMPLE_NFIELDS; k++) {
+			uint64_t b[2];
+
+			memcpy(&b[0], &e->est[k], 8);
+			memcpy(&b[1], &e->var[k], 8);
+			memprof_rt_put_le(p + 8 * k, b[0], 8);
+			memprof_rt_put_le(p + 8 * (RAW_SAMPLE_NFIELDS + k), b[1], 8);
+		}
+		(*count)++;
+	}
+}
+
 /* Move every recorded MIB into MIB (the section minus its count), emptying
- * the table; the ids taken go to IDS (u32 each).  Returns the count. */
-static uint64_t take_mibs(struct rt_buf *mib, struct rt_buf *ids)
+ * the table; the ids taken go to IDS (u32 each), sample entries to SMP.
+ * Returns the count. */
+static uint64_t take_mibs(struct rt_buf *mib, struct rt_buf *ids,
+			  struct rt_buf *smp, uint64_t *nsmp)
 {
 	uint32_t n = memprof_rt_ctx_count();
 	uint64_t count = 0;
@@ -173,7 +202,15 @@ static uint64_t take_mibs(struct rt_buf *mib, struct rt_buf *ids)
 					       (size_t)nh * RAW_HIST_ENTRY_SIZE_V4);
 		if (p && c->mib.AllocCount) {
 			memprof_rt_put_le(p, id, 8);
-			memprof_rt_mib_pack(p + 8, &c->mib);
+			if (c->nsamp) {
+				struct rt_mib est = c->mib;
+
+				memprof_rt_sample_apply(&est, c);
+				memprof_rt_mib_pack(p + 8, &est);
+				put_samples(smp, id, c, nsmp);
+			} else {
+				memprof_rt_mib_pack(p + 8, &c->mib);
+			}
 			p += 8 + RAW_MIB_SIZE_V4;
 			for (uint32_t i = 0; i < nh; i++)
 				memprof_rt_put_le(p + 8 * i, c->hist[i], 8);
@@ -189,6 +226,7 @@ static uint64_t take_mibs(struct rt_buf *mib, struct rt_buf *ids)
 			memset(c->hist, 0, (size_t)nh * sizeof(*c->hist));
 		c->mib.AllocCount = 0;
 		c->mib.AccessHistogramSize = 0;
+		c->nsamp = 0;
 		memprof_rt_unlock(&c->lock);
 	}
 	return count;
@@ -208,6 +246,24 @@ static void put_stacks(struct rt_buf *stk, const struct rt_buf *ids)
 		for (uint32_t k = 0; k < c->depth; k++)
 			memprof_rt_buf_put64(stk, c->pc[k]);
 	}
+}
+
+/* The sample block (raw_format.h) around the N entries in SMP. */
+static void put_sample_block(struct rt_buf *b, uint64_t r,
+			     const struct rt_buf *smp, uint64_t n)
+{
+	uint8_t *p;
+
+	memprof_rt_buf_put64(b, RAW_SAMPLE_MAGIC);
+	memprof_rt_buf_put64(b, 40 + 8 * RAW_SAMPLE_NFIELDS + smp->len);
+	memprof_rt_buf_put64(b, r);
+	memprof_rt_buf_put64(b, RAW_SAMPLE_NFIELDS);
+	for (unsigned k = 0; k < RAW_SAMPLE_NFIELDS; k++)
+		memprof_rt_buf_put64(b, memprof_rt_sample_tag(k));
+	memprof_rt_buf_put64(b, n);
+	p = smp->len ? memprof_rt_buf_add(b, smp->len) : NULL;
+	if (p)
+		memcpy(p, smp->p, smp->len);
 }
 
 /* ------------------------------------------------------------ files */
@@ -357,11 +413,12 @@ fail:
 int memprof_rt_dump(int final)
 {
 	struct rt_tls *t = &memprof_rt_tls;
-	struct rt_buf part[4] = {{0}};	/* header, segments, MIBs, stacks */
-	struct rt_buf ids = {0};
-	struct seg_walk sw = {.buf = &part[1], .first = 1};
+	/* header, sample block, segments, MIBs, stacks */
+	struct rt_buf part[5] = {{0}};
+	struct rt_buf ids = {0}, smp = {0};
+	struct seg_walk sw = {.buf = &part[2], .first = 1};
 	struct live_walk lw;
-	uint64_t nmib, total;
+	uint64_t nmib, nsmp = 0, total, r;
 	uint8_t *hdr;
 	char path[sizeof(last_path)];
 	int ret = -1, err = 0;
@@ -373,15 +430,15 @@ int memprof_rt_dump(int final)
 	 * loader lock, and a library constructor run by dlopen (loader lock
 	 * held) may itself call memprof_dump().
 	 */
-	memprof_rt_buf_put64(&part[1], 0);
+	memprof_rt_buf_put64(&part[2], 0);
 	dl_iterate_phdr(add_module, &sw);
-	if (part[1].p)
-		memprof_rt_put_le(part[1].p, sw.count, 8);
+	if (part[2].p)
+		memprof_rt_put_le(part[2].p, sw.count, 8);
 
 	memprof_rt_dump_lock();
 	if (done_final) {
 		memprof_rt_dump_unlock();
-		memprof_rt_buf_release(&part[1]);
+		memprof_rt_buf_release(&part[2]);
 		t->in_rt--;
 		return 0;
 	}
@@ -396,30 +453,38 @@ int memprof_rt_dump(int final)
 	lw.objects = 0;
 	memprof_rt_walk_live(add_live, &lw);
 
-	memprof_rt_buf_put64(&part[2], 0);
-	nmib = take_mibs(&part[2], &ids);
-	if (part[2].p)
-		memprof_rt_put_le(part[2].p, nmib, 8);
-	put_stacks(&part[3], &ids);
+	memprof_rt_buf_put64(&part[3], 0);
+	nmib = take_mibs(&part[3], &ids, &smp, &nsmp);
+	if (part[3].p)
+		memprof_rt_put_le(part[3].p, nmib, 8);
+	put_stacks(&part[4], &ids);
+	r = atomic_load_explicit(&memprof_rt_sample_interval, memory_order_relaxed);
+	if (r || nsmp)
+		put_sample_block(&part[1], r, &smp, nsmp);
 
 	hdr = memprof_rt_buf_add(&part[0], RAW_HEADER_SIZE);
-	for (int i = 0; i < 4; i++)
-		if (part[i].failed)
+	for (int i = 0; i < 5; i++)
+		if (part[i].failed || smp.failed)
 			goto nomem;
-	total = RAW_HEADER_SIZE + part[1].len + part[2].len + part[3].len;
+	total = RAW_HEADER_SIZE;
+	for (int i = 1; i < 5; i++)
+		total += part[i].len;
 	memprof_rt_put_le(hdr + RAW_HDR_MAGIC, RAW_MAGIC, 8);
 	memprof_rt_put_le(hdr + RAW_HDR_VERSION, RAW_VERSION_WRITE, 8);
 	memprof_rt_put_le(hdr + RAW_HDR_TOTAL_SIZE, total, 8);
-	memprof_rt_put_le(hdr + RAW_HDR_SEGMENT_OFFSET, RAW_HEADER_SIZE, 8);
-	memprof_rt_put_le(hdr + RAW_HDR_MIB_OFFSET, RAW_HEADER_SIZE + part[1].len, 8);
-	memprof_rt_put_le(hdr + RAW_HDR_STACK_OFFSET,
+	/* The offsets skip the sample block: compiler-rt's readers never
+	 * see it. */
+	memprof_rt_put_le(hdr + RAW_HDR_SEGMENT_OFFSET, RAW_HEADER_SIZE + part[1].len, 8);
+	memprof_rt_put_le(hdr + RAW_HDR_MIB_OFFSET,
 			  RAW_HEADER_SIZE + part[1].len + part[2].len, 8);
+	memprof_rt_put_le(hdr + RAW_HDR_STACK_OFFSET,
+			  RAW_HEADER_SIZE + part[1].len + part[2].len + part[3].len, 8);
 
 	if (make_path(path, sizeof(path)) >= sizeof(path)) {
 		err = ENAMETOOLONG;
 		goto out;
 	}
-	if (write_profile(path, part, 4) < 0) {
+	if (write_profile(path, part, 5) < 0) {
 		err = errno;
 		goto out;
 	}
@@ -436,9 +501,10 @@ out:
 	if (ret < 0 && (final || memprof_rt_opts.verbosity))
 		memprof_rt_log("cannot write profile '%s': %s", path,
 			       strerrordesc_np(err));
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		memprof_rt_buf_release(&part[i]);
 	memprof_rt_buf_release(&ids);
+	memprof_rt_buf_release(&smp);
 	memprof_rt_dump_unlock();
 	t->in_rt--;
 	if (ret < 0)
@@ -478,6 +544,7 @@ void memprof_discard(void)
 		memprof_rt_lock(&c->lock);
 		if (c->hist)
 			memset(c->hist, 0, (size_t)c->mib.AccessHistogramSize * sizeof(*c->hist));
+		c->nsamp = 0;
 		c->mib.AllocCount = 0;
 		c->mib.AccessHistogramSize = 0;
 		memprof_rt_unlock(&c->lock);
@@ -513,6 +580,23 @@ size_t memprof_output_path(char *buf, size_t size)
 	n = make_path(buf, size);
 	memprof_rt_dump_unlock();
 	return n;
+}
+
+int memprof_set_sample_interval(size_t bytes)
+{
+	memprof_rt_init_late();	/* MEMPROF_OPTIONS read before it is overridden */
+	if (bytes > RAW_SAMPLE_INTERVAL_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	memprof_rt_sample_set(bytes);
+	return 0;
+}
+
+size_t memprof_sample_interval(void)
+{
+	memprof_rt_init_late();
+	return (size_t)atomic_load(&memprof_rt_sample_interval);
 }
 
 void memprof_set_dump_at_exit(int enable)

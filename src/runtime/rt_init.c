@@ -74,6 +74,7 @@ static void fork_prepare(void)
 	memprof_rt_depot_lock_all();
 	memprof_rt_alloc_lock_all();
 	memprof_rt_ialloc_lock();
+	memprof_rt_sample_prefork();
 }
 
 static void fork_parent(void)
@@ -92,6 +93,7 @@ static void fork_child(void)
 	memprof_rt_alloc_child();
 	memprof_rt_depot_child();
 	memprof_rt_dump_child();
+	memprof_rt_sample_child();
 }
 
 void memprof_rt_init_late(void)
@@ -109,6 +111,9 @@ void memprof_rt_init_late(void)
 	env = getenv("MEMPROF_OPTIONS");
 	memprof_rt_parse_options(env, "MEMPROF_OPTIONS");
 	memprof_rt_clock_start();
+	memprof_rt_sample_init(memprof_rt_opts.sample_seed_set,
+			       memprof_rt_opts.sample_seed);
+	memprof_rt_sample_set(memprof_rt_opts.sample_interval);
 	/* Done by rt_preinit already unless the runtime arrived otherwise;
 	 * an instrumented library loaded later asks from __memprof_init. */
 	if (&__memprof_histogram)

@@ -118,7 +118,9 @@ static int hist_reserve(struct rt_ctx *c, uint32_t n)
 void memprof_rt_record(const struct rt_hdr *h, uintptr_t user,
 		       uint32_t now_ms, uint32_t cpu)
 {
-	struct rt_ctx *c = memprof_rt_ctx(h->stack);
+	struct rt_ctx *c = memprof_rt_ctx(RT_STACK(h));
+	uint64_t before[RAW_SAMPLE_NFIELDS] = {0}, delta[RAW_SAMPLE_NFIELDS];
+	int sampled = (h->stack & RT_SAMPLED) != 0;
 	uint64_t size = h->size, acc = 0;
 	uint32_t nhist = 0;
 	struct rt_mib m;
@@ -144,7 +146,20 @@ void memprof_rt_record(const struct rt_hdr *h, uintptr_t user,
 	if (c->mib.AllocCount == 0) {
 		c->mib = m;
 	} else {
+		if (sampled)
+			memprof_rt_sample_sums(&c->mib, before);
 		memprof_rt_mib_merge(&c->mib, &m);
+	}
+	if (sampled) {
+		/* What this object changed, counters of overlaps included,
+		 * is what its weight multiplies. */
+		const uint64_t *ext = memprof_rt_sample_ext(h);
+
+		memprof_rt_sample_sums(&c->mib, delta);
+		for (unsigned k = 0; k < RAW_SAMPLE_NFIELDS; k++)
+			delta[k] -= before[k];
+		if (memprof_rt_sample_add(c, ext[0], ext[1], size, delta) < 0)
+			memprof_rt_log("out of memory: a sampled object counted once");
 	}
 	memprof_rt_unlock(&c->lock);
 }

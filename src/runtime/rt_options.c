@@ -28,6 +28,23 @@ static int parse_int(const char *v, size_t n, int *out)
 	return 0;
 }
 
+static int parse_u64(const char *v, size_t n, uint64_t *out)
+{
+	uint64_t x = 0;
+
+	if (n == 0 || n > 20)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		unsigned d = (unsigned)(v[i] - '0');
+
+		if (d > 9 || x > (UINT64_MAX - d) / 10)
+			return -1;
+		x = x * 10 + d;
+	}
+	*out = x;
+	return 0;
+}
+
 /* One line on stderr for a value we cannot use: never silently. */
 static void bad_value(const char *origin, const char *name, size_t nl,
 		      const char *val, size_t vl, const char *what)
@@ -103,6 +120,22 @@ void memprof_rt_parse_options(const char *s, const char *origin)
 				memprof_rt_opts.max_frames = RT_MAX_FRAMES;
 			} else {
 				memprof_rt_opts.max_frames = n;
+			}
+		} else if (IS("sample_interval") || IS("sample_seed")) {
+			uint64_t x;
+
+			if (parse_u64(val, vl, &x) != 0) {
+				bad_value(origin, name, nl, val, vl,
+					  "not a whole number, ignored");
+			} else if (IS("sample_seed")) {
+				memprof_rt_opts.sample_seed = x;
+				memprof_rt_opts.sample_seed_set = 1;
+			} else if (x > RAW_SAMPLE_INTERVAL_MAX) {
+				bad_value(origin, name, nl, val, vl, "more than "
+					  "1073741824 bytes; using 1073741824");
+				memprof_rt_opts.sample_interval = RAW_SAMPLE_INTERVAL_MAX;
+			} else {
+				memprof_rt_opts.sample_interval = x;
 			}
 		} else if (IS("unwind")) {
 			if (vl == 2 && memcmp(val, "fp", 2) == 0)

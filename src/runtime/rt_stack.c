@@ -288,6 +288,7 @@ void memprof_rt_depot_child(void)
 		atomic_init(&c->lock.v, 0);
 		c->mib.AllocCount = 0;
 		c->mib.AccessHistogramSize = 0;
+		c->nsamp = 0;
 		if (c->hist)
 			memset(c->hist, 0, c->hist_cap * sizeof(*c->hist));
 	}

@@ -1,0 +1,188 @@
+#include "mp_samp.h"
+
+#include <math.h>
+#include <string.h>
+
+const enum mib_field mp_samp_field[MP_SAMP_NFIELDS] = {
+#define SAMP_FIELD(name) MIB_##name,
+	RAW_SAMPLE_FIELDS(SAMP_FIELD)
+#undef SAMP_FIELD
+};
+
+int mp_samp_index(enum mib_field f)
+{
+	for (int k = 0; k < MP_SAMP_NFIELDS; k++)
+		if (mp_samp_field[k] == f)
+			return k;
+	return -1;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+
+	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+void mp_samp_add(struct mp_samp *a, const struct mp_samp *b)
+{
+	a->n = sat_add(a->n, b->n);
+	a->u = sat_add(a->u, b->u);
+	for (int k = 0; k < MP_SAMP_NFIELDS; k++) {
+		a->est[k] += b->est[k];
+		a->var[k] += b->var[k];
+	}
+}
+
+void mp_samp_scale(struct mp_samp *a, uint64_t w)
+{
+	uint64_t r;
+
+	if (w == 1)
+		return;
+	a->n = __builtin_mul_overflow(a->n, w, &r) ? UINT64_MAX : r;
+	a->u = __builtin_mul_overflow(a->u, w, &r) ? UINT64_MAX : r;
+	/* W copies of one run: W times the estimate, W times its variance. */
+	for (int k = 0; k < MP_SAMP_NFIELDS; k++) {
+		a->est[k] *= (double)w;
+		a->var[k] *= (double)w;
+	}
+}
+
+bool mp_samp_valid(const struct mp_samp *s)
+{
+	if (s->interval == 0 || s->n == 0)
+		return false;
+	for (int k = 0; k < MP_SAMP_NFIELDS; k++)
+		if (!isfinite(s->est[k]) || !isfinite(s->var[k]) ||
+		    s->est[k] < 0 || s->var[k] < 0)
+			return false;
+	return true;
+}
+
+void mp_samp_fold(struct mp_samp *a, uint32_t *na, const struct mp_samp *b,
+		  uint32_t nb)
+{
+	for (uint32_t j = 0; j < nb; j++) {
+		uint32_t i = 0;
+
+		while (i < *na && a[i].interval < b[j].interval)
+			i++;
+		if (i < *na && a[i].interval == b[j].interval) {
+			mp_samp_add(&a[i], &b[j]);
+			continue;
+		}
+		memmove(&a[i + 1], &a[i], (*na - i) * sizeof(*a));
+		a[i] = b[j];
+		(*na)++;
+	}
+}
+
+uint64_t mp_samp_count(const struct mp_samp *s, uint32_t ns)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < ns; i++)
+		n = sat_add(n, s[i].n);
+	return n;
+}
+
+/* ------------------------------------------------------------ intervals */
+
+/* P(N, x), the regularized lower incomplete gamma function, integer N >= 1:
+ * the chance of N or more events of a unit-rate Poisson process by x. */
+static double gamma_p(uint64_t n, double x)
+{
+	double term = 1, sum = 1;
+
+	if (x <= 0)
+		return 0;
+	/* 1 - e^-x sum_{k<n} x^k/k!, summed in logs for large x. */
+	for (uint64_t k = 1; k < n; k++) {
+		term *= x / (double)k;
+		sum += term;
+		if (term < sum * 1e-17 && (double)k > x)
+			break;
+	}
+	return 1 - exp(log(sum) - x);
+}
+
+/* The A-quantile of Gamma(N, 1) by bisection (N small: below
+ * MP_SAMP_NORMAL_FROM + 1). */
+static double gamma_quantile(uint64_t n, double a)
+{
+	double lo = 0, hi = (double)n + 20 * sqrt((double)n) + 40;
+
+	if (n == 0)
+		return 0;
+	for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; i++) {
+		double mid = (lo + hi) / 2;
+
+		if (gamma_p(n, mid) < a)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2;
+}
+
+/*
+ * The A-quantile of the failures before the N-th success of trials with
+ * p = 1/R.  Trials to the N-th success are Gamma(N, R) in the limit of
+ * small p (the profiles' R is thousands of bytes and more): failures are
+ * that minus the N successes.
+ */
+static double nb_failures(uint64_t n, uint64_t r, double a)
+{
+	double f = gamma_quantile(n, a) * (double)r - (double)n;
+
+	return f > 0 ? f : 0;
+}
+
+void mp_samp_ci95(const struct mp_mib *m, const struct mp_samp *s, uint32_t ns,
+		  enum mib_field f, double *lo, double *hi)
+{
+	int k = mp_samp_index(f), kb = mp_samp_index(MIB_TotalSize);
+	double v = (double)m->v[f], est = 0, var = 0, seen = 0, exact;
+
+	*lo = *hi = v;
+	if (k < 0 || ns == 0)
+		return;
+	for (uint32_t i = 0; i < ns; i++) {
+		est += s[i].est[k];
+		var += s[i].var[k];
+	}
+	/* What was not sampled is exact: the MIB minus the estimates. */
+	exact = v - est;
+	if (exact < 0)
+		exact = 0;
+	if (f == MIB_AllocCount)
+		seen = (double)mp_samp_count(s, ns);
+	else if (f == MIB_TotalSize)
+		for (uint32_t i = 0; i < ns; i++)
+			seen += (double)s[i].u;
+	if (var == 0)
+		return;
+	if (mp_samp_count(s, ns) >= MP_SAMP_NORMAL_FROM) {
+		double sd = sqrt(var);
+
+		*lo = v - 1.96 * sd;
+		*hi = v + 1.96 * sd;
+		if (*lo < exact + seen)
+			*lo = exact + seen;
+		return;
+	}
+	*lo = *hi = exact;
+	for (uint32_t i = 0; i < ns; i++) {
+		double blo = nb_failures(s[i].n, s[i].interval, 0.025) + (double)s[i].u;
+		double bhi = nb_failures(s[i].n, s[i].interval, 0.975) + (double)s[i].u;
+		double ratio = s[i].est[kb] > 0 ? s[i].est[k] / s[i].est[kb] : 0;
+
+		*lo += blo * ratio;
+		*hi += bhi * ratio;
+	}
+	if (*lo > v)
+		*lo = v;
+	if (*hi < v)
+		*hi = v;
+}
