@@ -8,7 +8,7 @@
  *
  *	struct emit *e = emit_open(EMIT_JSON, stdout);
  *	emit_object(e, NULL);			// the document
- *	emit_str(e, "schema", "memprof-data/show/1");
+ *	emit_str(e, "schema", "memprof-data/show/2");
  *	emit_list(e, "frames");
  *	emit_row(e, NULL, "main a.c:3:5");	// one frame
  *	emit_hex(e, "address", 0x401136);

@@ -201,6 +201,39 @@ static void emit_mib(struct emit *e, const struct mp_mib *m)
 	emit_end(e);
 }
 
+/*
+ * A sampled MIB's estimated fields, each with its 95 % interval and the
+ * number of samples behind it (mp_samp_ci95): "estimates", a key per
+ * field, only for sampled contexts (and the summary of sampled inputs).
+ */
+static void emit_estimates(struct emit *e, const struct mp_mib *m,
+			   const struct mp_samp *s, uint32_t ns,
+			   const enum mib_field *fields, size_t nfields)
+{
+	uint64_t n = mp_samp_count(s, ns);
+	char display[160];
+
+	emit_object(e, "estimates");
+	for (size_t k = 0; k < nfields; k++) {
+		enum mib_field f = fields[k];
+		double lo, hi;
+
+		mp_samp_ci95(m, s, ns, f, &lo, &hi);
+		snprintf(display, sizeof(display), "%" PRIu64 " (95%% CI %.0f"
+			 "..%.0f, %" PRIu64 " sample%s)", m->v[f], lo, hi, n,
+			 n == 1 ? "" : "s");
+		emit_row(e, mib_fields[f].name, display);
+		emit_u64(e, "estimate", m->v[f]);
+		emit_vector(e, "ci95");
+		emit_f64(e, NULL, lo, 0);
+		emit_f64(e, NULL, hi, 0);
+		emit_end(e);
+		emit_u64(e, "samples", n);
+		emit_end(e);
+	}
+	emit_end(e);
+}
+
 /* Contexts by the field *ARG, largest first, then input, then id. */
 static int by_key(const void *a, const void *b, void *arg)
 {
@@ -226,17 +259,31 @@ static void emit_inputs(struct emit *e, const struct view *v)
 	for (size_t i = 0; i < v->ninputs; i++) {
 		const struct view_input *in = &v->inputs[i];
 
+		char samp[96] = "";
+
+		if (in->nsampled && in->sample_interval)
+			snprintf(samp, sizeof(samp), ", sampled (1 byte in %"
+				 PRIu64 "; %zu contexts estimated)",
+				 in->sample_interval, in->nsampled);
+		else if (in->nsampled)
+			snprintf(samp, sizeof(samp), ", sampled (%zu contexts "
+				 "estimated)", in->nsampled);
 		snprintf(display, sizeof(display),
-			 "%s: %s v%u%s, %u profile%s, %zu context%s", in->path,
+			 "%s: %s v%u%s, %u profile%s, %zu context%s%s", in->path,
 			 in->kind, in->version, in->compressed ? " (zstd)" : "",
 			 in->nprofiles, in->nprofiles == 1 ? "" : "s",
-			 in->ncontexts, in->ncontexts == 1 ? "" : "s");
+			 in->ncontexts, in->ncontexts == 1 ? "" : "s", samp);
 		emit_row(e, NULL, display);
 		emit_str(e, "path", in->path);
 		emit_str(e, "kind", in->kind);
 		emit_u64(e, "version", in->version);
 		emit_u64(e, "profiles", in->nprofiles);
 		emit_bool(e, "compressed", in->compressed);
+		emit_bool(e, "sampled", in->nsampled != 0);
+		if (in->nsampled) {
+			emit_u64(e, "sampled_contexts", in->nsampled);
+			emit_u64(e, "sample_interval", in->sample_interval);
+		}
 		emit_end(e);
 	}
 	emit_end(e);
@@ -269,20 +316,36 @@ static void emit_segments(struct emit *e, const struct view *v)
 
 static void emit_summary(struct emit *e, const struct view *v)
 {
-	uint64_t totals[sizeof(summary_fields) / sizeof(summary_fields[0])] = { 0 };
+	size_t nf = sizeof(summary_fields) / sizeof(summary_fields[0]);
+	struct mp_mib totals = { { 0 } };
+	struct mp_samp *samp = NULL;
+	uint32_t nsamp = 0;
+	size_t cap = 0;
 
-	for (size_t i = 0; i < v->ncontexts; i++)
-		for (size_t f = 0; f < sizeof(totals) / sizeof(totals[0]); f++) {
-			uint64_t x = v->contexts[i].mib.v[summary_fields[f]];
+	for (size_t i = 0; i < v->ncontexts; i++) {
+		for (size_t f = 0; f < nf; f++) {
+			uint64_t *t = &totals.v[summary_fields[f]];
 
-			totals[f] = __builtin_add_overflow(totals[f], x, &totals[f])
-				? UINT64_MAX : totals[f];
+			if (__builtin_add_overflow(*t, v->contexts[i].mib.v[summary_fields[f]], t))
+				*t = UINT64_MAX;
 		}
+		cap += v->contexts[i].nsamp;
+	}
+	/* The contexts' samples are independent: their entries add up. */
+	if (cap && (samp = malloc(cap * sizeof(*samp))))
+		for (size_t i = 0; i < v->ncontexts; i++)
+			mp_samp_fold(samp, &nsamp, v->contexts[i].samp,
+				     v->contexts[i].nsamp);
 	emit_object(e, "summary");
 	emit_u64(e, "contexts", v->ncontexts);
-	for (size_t f = 0; f < sizeof(totals) / sizeof(totals[0]); f++)
-		emit_u64(e, mib_fields[summary_fields[f]].name, totals[f]);
+	for (size_t f = 0; f < nf; f++)
+		emit_u64(e, mib_fields[summary_fields[f]].name,
+			 totals.v[summary_fields[f]]);
+	emit_bool(e, "sampled", cap != 0);
+	if (nsamp)
+		emit_estimates(e, &totals, samp, nsamp, summary_fields, nf);
 	emit_end(e);
+	free(samp);
 }
 
 static void emit_symbolization(struct emit *e, const struct sym_ctx *sym,
@@ -402,7 +465,7 @@ enum mp_errcode report_show(struct emit *e, struct view *v,
 	}
 
 	emit_object(e, NULL);
-	emit_str(e, "schema", "memprof-data/show/1");
+	emit_str(e, "schema", "memprof-data/show/2");
 	emit_inputs(e, v);
 	emit_segments(e, v);
 	emit_summary(e, v);
@@ -440,6 +503,9 @@ enum mp_errcode report_show(struct emit *e, struct view *v,
 			break;
 		}
 		emit_mib(e, &c->mib);
+		if (c->nsamp)
+			emit_estimates(e, &c->mib, c->samp, c->nsamp,
+				       mp_samp_field, MP_SAMP_NFIELDS);
 		emit_vector(e, "histogram");
 		for (uint32_t k = 0; k < c->nhist; k++)
 			emit_u64(e, NULL, c->hist[k]);

@@ -1,7 +1,7 @@
 /*
  * report.h - what `show` prints, independent of the output format.
  *
- * The document (schema "memprof-data/show/1", see memprof-data-show(1)):
+ * The document (schema "memprof-data/show/2", see memprof-data-show(1)):
  *	schema, inputs[], segments[], summary{}, contexts[]
  * Contexts come sorted by the chosen key, largest first, ties by id.
  */

@@ -42,10 +42,13 @@
 #include "common/mp_err.h"
 #include "common/mp_frame.h"
 #include "common/mp_mib.h"
+#include "common/mp_samp.h"
 #include "common/mp_util.h"
 #include "hashtable/ht.h"
 
-#define IDX_VERSION 10		/* written */
+#define IDX_VERSION 11		/* written when a context is sampled */
+#define IDX_VERSION_EXACT 10	/* written otherwise: the same bytes as
+				 * before sampled profiles existed */
 #define IDX_VERSION_MIN 9	/* read: 9 has no start lines */
 #define IDX_MAGIC "\x89MPIDX\r\n"
 #define IDX_MAGIC_SIZE 8
@@ -99,6 +102,8 @@ struct idx_builder {
 	/* Contexts, and for each trie node its context + 1. */
 	struct idx_bctx *ctxs;
 	size_t nctxs, actxs;
+	struct idx_bctx *last;		/* the context added last */
+	size_t nsampled;		/* contexts with sample entries */
 	uint32_t *node_ctx;
 	size_t anode_ctx;
 	uint64_t inputs;
@@ -132,6 +137,14 @@ enum mp_errcode idx_builder_add_stack(struct idx_builder *b,
 				      const uint64_t *hist, uint32_t nhist,
 				      uint64_t weight, struct mp_err *err);
 
+/*
+ * Fold the sample entries S[0..NS-1] (struct mp_samp, sorted by interval)
+ * of the context just added, scaled by WEIGHT like its MIB, into it.
+ */
+enum mp_errcode idx_builder_add_samples(struct idx_builder *b,
+					const struct mp_samp *s, uint32_t ns,
+					uint64_t weight, struct mp_err *err);
+
 /* Record that N more inputs went into B (the header's input count). */
 void idx_builder_count_inputs(struct idx_builder *b, uint64_t n);
 /*
@@ -151,7 +164,7 @@ enum mp_errcode idx_builder_write(struct idx_builder *b, FILE *out,
  * trie_size: a stack id (the offset of a trie node) is below trie_size.
  */
 struct idx_file {
-	unsigned version;		/* 9 or 10 */
+	unsigned version;		/* 9, 10 or 11 */
 	const unsigned char *data;
 	size_t size;
 	const unsigned char *sec[9];	/* by section id; [0] unused */
@@ -173,6 +186,8 @@ struct idx_context {
 	struct mp_mib mib;
 	const uint64_t *hist;		/* valid during the callback only */
 	uint32_t nhist;
+	const struct mp_samp *samp;	/* likewise; nsamp 0: exact */
+	uint32_t nsamp;
 };
 
 typedef int (*idx_context_fn)(void *arg, const struct idx_file *f,

@@ -178,8 +178,10 @@ void idx_builder_release(struct idx_builder *b)
 {
 	if (!b)
 		return;
-	for (size_t i = 0; i < b->nctxs; i++)
+	for (size_t i = 0; i < b->nctxs; i++) {
 		free(b->ctxs[i].hist);
+		free(b->ctxs[i].samp);
+	}
 	free(b->strs);
 	free(b->paths);
 	free(b->frames);
@@ -311,9 +313,35 @@ enum mp_errcode idx_builder_add_stack(struct idx_builder *b,
 		c->mib = m;
 		b->node_ctx[node] = (uint32_t)++b->nctxs;
 	}
+	b->last = c;
 	if (nhist && add_hist(c, hist, nhist, weight ? weight : 1))
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	c->mib.v[MIB_AccessHistogramSize] = c->nhist;
+	return MP_OK;
+}
+
+enum mp_errcode idx_builder_add_samples(struct idx_builder *b,
+					const struct mp_samp *s, uint32_t ns,
+					uint64_t weight, struct mp_err *err)
+{
+	struct idx_bctx *c = b->last;
+	struct mp_samp *list, scaled;
+
+	if (!ns)
+		return MP_OK;
+	if (!c)
+		return mp_fail(err, MP_E_INVALID, "sample entries before a context");
+	list = realloc(c->samp, ((size_t)c->nsamp + ns) * sizeof(*list));
+	if (!list)
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	if (!c->nsamp)
+		b->nsampled++;
+	c->samp = list;
+	for (uint32_t i = 0; i < ns; i++) {
+		scaled = s[i];
+		mp_samp_scale(&scaled, weight ? weight : 1);
+		mp_samp_fold(c->samp, &c->nsamp, &scaled, 1);
+	}
 	return MP_OK;
 }
 

@@ -48,6 +48,11 @@ enum {
 #define TYPE_VARINT 1
 #define TYPE_VARINT_ARRAY 2
 #define TAG_HISTOGRAM 27
+/* Version 11: a sampled context's entries, 3 + 2K varints each (interval,
+ * n, u, then K estimates and K variances as binary64 bit patterns, K the
+ * field count of RAW_SAMPLE_FIELDS).  Not delta-coded: absent = exact. */
+#define TAG_SAMPLES 28
+#define SAMPLE_WORDS (3 + 2 * MP_SAMP_NFIELDS)
 
 /* The summary's totals. */
 static const enum mib_field summary_fields[] = {
@@ -70,6 +75,8 @@ struct idx_bctx {
 	uint32_t node;
 	uint32_t nhist;
 	uint64_t *hist;
+	struct mp_samp *samp;	/* nsamp entries by interval (malloc'ed) */
+	uint32_t nsamp;
 	struct mp_mib mib;
 };
 

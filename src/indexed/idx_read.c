@@ -427,7 +427,46 @@ static enum mp_errcode check_tables(struct idx_file *f, struct trie_check *tc,
 struct hist_buf {
 	uint64_t *v;
 	size_t alloc;
+	struct mp_samp *s;	/* and the sample entries (not delta-coded) */
+	size_t salloc;
 };
+
+static double bits_f64(uint64_t b)
+{
+	double d;
+
+	memcpy(&d, &b, sizeof(d));
+	return d;
+}
+
+/* Decode LEN varints at *P of a context's sample entries into HB->s. */
+static bool get_samples(const unsigned char **p, const unsigned char *end,
+			uint64_t len, struct hist_buf *hb, uint32_t *n)
+{
+	uint64_t w[SAMPLE_WORDS];
+
+	if (len % SAMPLE_WORDS || len / SAMPLE_WORDS > UINT32_MAX ||
+	    !MP_GROW(hb->s, hb->salloc, (size_t)(len / SAMPLE_WORDS) + 1))
+		return false;
+	*n = (uint32_t)(len / SAMPLE_WORDS);
+	for (uint32_t i = 0; i < *n; i++) {
+		struct mp_samp *e = &hb->s[i];
+
+		for (int k = 0; k < SAMPLE_WORDS; k++)
+			if (!get_varint(p, end, &w[k]))
+				return false;
+		e->interval = w[0];
+		e->n = w[1];
+		e->u = w[2];
+		for (int k = 0; k < MP_SAMP_NFIELDS; k++) {
+			e->est[k] = bits_f64(w[3 + k]);
+			e->var[k] = bits_f64(w[3 + MP_SAMP_NFIELDS + k]);
+		}
+		if (!mp_samp_valid(e) || (i && e->interval <= e[-1].interval))
+			return false;
+	}
+	return true;
+}
 
 /*
  * Decode the record of ITEM: check it when FN is NULL (ERR set on the
@@ -482,6 +521,7 @@ static int walk_record(const struct idx_file *f, const struct ht_disk_item *it,
 			tc->frames += tc->depth[id];
 		if (!get_varint(&p, end, &mask))
 			goto bad_field;
+		c.nsamp = 0;
 		if (f->nschema < 64 && mask >> f->nschema)
 			return mp_fail(err, MP_E_CORRUPT,
 				       "record of '%s': context %" PRIu64 " stores "
@@ -503,6 +543,14 @@ static int walk_record(const struct idx_file *f, const struct ht_disk_item *it,
 			}
 			if (!get_varint(&p, end, &len) || len > (uint64_t)(end - p))
 				goto bad_field;
+			if (tag == TAG_SAMPLES && f->version >= 11) {
+				if (!get_samples(&p, end, len, hb, &c.nsamp))
+					return mp_fail(err, MP_E_CORRUPT,
+						       "record of '%s': context %"
+						       PRIu64 " has malformed sample "
+						       "entries", c.function, k);
+				continue;
+			}
 			if (tag == TAG_HISTOGRAM && fn &&
 			    !MP_GROW(hb->v, hb->alloc, (size_t)len + 1))
 				return -1;
@@ -531,6 +579,7 @@ static int walk_record(const struct idx_file *f, const struct ht_disk_item *it,
 			continue;
 		}
 		c.hist = hb->v;
+		c.samp = hb->s;
 		{
 			int r = fn(arg, f, &c);
 
@@ -625,6 +674,7 @@ enum mp_errcode idx_open(struct idx_file *f, const void *data, size_t size,
 	const unsigned char *d = data;
 	struct ht_disk_item *items = NULL;
 	struct trie_check tc = { 0 };
+	struct hist_buf hb = { 0 };
 	uint64_t version, hash_type, file_size, contexts = 0;
 	enum mp_errcode rc;
 
@@ -643,7 +693,7 @@ enum mp_errcode idx_open(struct idx_file *f, const void *data, size_t size,
 	if (version < IDX_VERSION_MIN || version > IDX_VERSION)
 		return mp_fail(err, MP_E_BAD_VERSION,
 			       "unsupported indexed profile version %" PRIu64
-			       " (supported: %d and %d)", version,
+			       " (supported: %d to %d)", version,
 			       IDX_VERSION_MIN, IDX_VERSION);
 	f->version = (unsigned)version;
 	if (hash_type != HASH_TYPE_FNV1A)
@@ -677,7 +727,7 @@ enum mp_errcode idx_open(struct idx_file *f, const void *data, size_t size,
 	if ((rc = check_items(f, items, err)))
 		goto out;
 	for (uint32_t i = 0; i < f->hash.nentries; i++) {
-		int r = walk_record(f, &items[i], NULL, NULL, NULL, &tc, err);
+		int r = walk_record(f, &items[i], NULL, NULL, &hb, &tc, err);
 
 		if (r) {
 			rc = (enum mp_errcode)r;
@@ -702,6 +752,7 @@ out:
 	free(items);
 	free(tc.starts);
 	free(tc.depth);
+	free(hb.s);
 	return rc;
 }
 
@@ -726,6 +777,7 @@ int idx_foreach_context(const struct idx_file *f, idx_context_fn fn, void *arg)
 		r = walk_record(f, &items[i], fn, arg, &hb, NULL, NULL);
 	free(items);
 	free(hb.v);
+	free(hb.s);
 	return r;
 }
 
@@ -768,6 +820,7 @@ int idx_find_function(const struct idx_file *f, const char *name,
 		return -2;
 	r = walk_record(f, &it, fn, arg, &hb, NULL, NULL);
 	free(hb.v);
+	free(hb.s);
 	return r;
 }
 

@@ -217,6 +217,14 @@ static bool same_hist(const struct idx_bctx *a, const struct idx_bctx *c)
  * reference is all zeros and an empty histogram).  Schema field f < 26 is
  * MIB field f, field 26 the histogram.
  */
+static uint64_t f64_bits(double d)
+{
+	uint64_t b;
+
+	memcpy(&b, &d, sizeof(b));
+	return b;
+}
+
 static void write_mib(struct obuf *o, const struct idx_bctx *c,
 		      const struct idx_bctx *prev)
 {
@@ -230,6 +238,8 @@ static void write_mib(struct obuf *o, const struct idx_bctx *c,
 			mask |= (uint64_t)1 << f;
 	if (!same_hist(c, prev))
 		mask |= (uint64_t)1 << MIB__COUNT;
+	if (c->nsamp)
+		mask |= (uint64_t)1 << (MIB__COUNT + 1);
 	ob_varint(o, mask);
 	for (int f = 0; f < MIB__COUNT; f++)
 		if (mask >> f & 1)
@@ -238,6 +248,20 @@ static void write_mib(struct obuf *o, const struct idx_bctx *c,
 		ob_varint(o, c->nhist);
 		for (uint32_t i = 0; i < c->nhist; i++)
 			ob_varint(o, c->hist[i]);
+	}
+	if (c->nsamp) {
+		ob_varint(o, (uint64_t)c->nsamp * SAMPLE_WORDS);
+		for (uint32_t i = 0; i < c->nsamp; i++) {
+			const struct mp_samp *e = &c->samp[i];
+
+			ob_varint(o, e->interval);
+			ob_varint(o, e->n);
+			ob_varint(o, e->u);
+			for (int k = 0; k < MP_SAMP_NFIELDS; k++)
+				ob_varint(o, f64_bits(e->est[k]));
+			for (int k = 0; k < MP_SAMP_NFIELDS; k++)
+				ob_varint(o, f64_bits(e->var[k]));
+		}
 	}
 }
 
@@ -538,17 +562,21 @@ static enum mp_errcode write_trie_section(struct writer *w)
 	return rc;
 }
 
-/* 6: the schema: every MIB field, then the histogram. */
+/* 6: the schema: every MIB field, the histogram, and in version 11 the
+ * sample entries. */
 static void write_schema(struct writer *w)
 {
+	int n = MIB__COUNT + 1 + (w->b->nsampled ? 1 : 0);
+
 	sec_begin(w, SEC_SCHEMA);
-	ob_u32(&w->o, MIB__COUNT + 1);
-	for (int f = 0; f <= MIB__COUNT; f++) {
+	ob_u32(&w->o, (uint32_t)n);
+	for (int f = 0; f < n; f++) {
 		unsigned char *p = ob_put(&w->o, 2);
 
 		if (!p)
 			continue;
-		p[0] = f < MIB__COUNT ? mib_fields[f].tag : TAG_HISTOGRAM;
+		p[0] = f < MIB__COUNT ? mib_fields[f].tag
+		       : f == MIB__COUNT ? TAG_HISTOGRAM : TAG_SAMPLES;
 		p[1] = f < MIB__COUNT ? TYPE_VARINT : TYPE_VARINT_ARRAY;
 	}
 	sec_end(w, SEC_SCHEMA);
@@ -634,7 +662,8 @@ static void write_header(struct writer *w)
 	unsigned char *d = w->o.d;
 
 	memcpy(d + IDX_HDR_MAGIC, IDX_MAGIC, IDX_MAGIC_SIZE);
-	mp_put_le32(d + IDX_HDR_VERSION, IDX_VERSION);
+	mp_put_le32(d + IDX_HDR_VERSION,
+		    w->b->nsampled ? IDX_VERSION : IDX_VERSION_EXACT);
 	mp_put_le32(d + IDX_HDR_HASH_TYPE, HASH_TYPE_FNV1A);
 	mp_put_le64(d + IDX_HDR_FILE_SIZE, w->o.n);
 	mp_put_le32(d + IDX_HDR_NSECTIONS, SEC__COUNT - 1);

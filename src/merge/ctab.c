@@ -113,11 +113,34 @@ static enum mp_errcode add_hist(struct mp_arena *a, struct ctab_entry *e,
 	return MP_OK;
 }
 
+/* Fold SAMP (N entries) times W into E's sample entries. */
+static enum mp_errcode add_samples(struct mp_arena *a, struct ctab_entry *e,
+				   const struct mp_samp *samp, uint32_t n,
+				   uint64_t w)
+{
+	struct mp_samp *list = mp_arena_alloc(a, ((size_t)e->nsamp + n) * sizeof(*list));
+
+	if (!list)
+		return MP_E_NOMEM;
+	if (e->nsamp)
+		memcpy(list, e->samp, e->nsamp * sizeof(*list));
+	for (uint32_t i = 0; i < n; i++) {
+		struct mp_samp s = samp[i];
+
+		mp_samp_scale(&s, w);
+		mp_samp_fold(list, &e->nsamp, &s, 1);
+	}
+	e->samp = list;
+	return MP_OK;
+}
+
 static enum mp_errcode fold_locked(struct ctab_shard *sh, struct mp_arena *a,
 				   const uint64_t *keys, uint32_t n, uint64_t hash,
 				   const struct mp_mib *mib, const uint64_t *hist,
-				   uint32_t nhist, uint64_t weight, bool *added)
+				   uint32_t nhist, const struct mp_samp *samp,
+				   uint32_t nsamp, uint64_t weight, bool *added)
 {
+	enum mp_errcode rc;
 	struct mp_mib m = *mib;
 	struct ctab_entry *e;
 	size_t i;
@@ -145,6 +168,9 @@ static enum mp_errcode fold_locked(struct ctab_shard *sh, struct mp_arena *a,
 		    !(e = mp_arena_alloc(a, size)))
 			return MP_E_NOMEM;
 		e->nkeys = n;
+		e->hist = NULL;
+		e->samp = NULL;
+		e->nhist = e->nsamp = 0;
 		e->mib = m;
 		e->mib.v[MIB_AccessHistogramSize] = 0;
 		memcpy(e->keys, keys, (size_t)n * sizeof(*keys));
@@ -153,20 +179,24 @@ static enum mp_errcode fold_locked(struct ctab_shard *sh, struct mp_arena *a,
 		*added = true;
 		__atomic_store_n(&sh->count, ++sh->n, __ATOMIC_RELAXED);
 	}
+	if (nsamp && (rc = add_samples(a, e, samp, nsamp, weight)))
+		return rc;
 	return nhist ? add_hist(a, e, hist, nhist, weight) : MP_OK;
 }
 
 enum mp_errcode ctab_fold(struct ctab *t, struct mp_arena *a,
 			  const uint64_t *keys, uint32_t n,
 			  const struct mp_mib *mib, const uint64_t *hist,
-			  uint32_t nhist, uint64_t weight, bool *added)
+			  uint32_t nhist, const struct mp_samp *samp,
+			  uint32_t nsamp, uint64_t weight, bool *added)
 {
 	uint64_t hash = mp_hash_bytes(keys, (size_t)n * sizeof(*keys), n);
 	struct ctab_shard *sh = &t->shard[hash % CTAB_SHARDS];
 	enum mp_errcode rc;
 
 	pthread_mutex_lock(&sh->lock);
-	rc = fold_locked(sh, a, keys, n, hash, mib, hist, nhist, weight, added);
+	rc = fold_locked(sh, a, keys, n, hash, mib, hist, nhist, samp, nsamp,
+			 weight, added);
 	pthread_mutex_unlock(&sh->lock);
 	return rc;
 }
@@ -202,7 +232,7 @@ enum mp_errcode ctab_fold_batch(struct ctab *t, struct mp_arena *a,
 
 		pthread_mutex_lock(&sh->lock);
 		rc = fold_locked(sh, a, it->keys, it->n, it->hash, it->mib, NULL,
-				 0, weight, &it->added);
+				 0, NULL, 0, weight, &it->added);
 		pthread_mutex_unlock(&sh->lock);
 	}
 	return rc;

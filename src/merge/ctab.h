@@ -38,13 +38,15 @@
 
 #include "common/mp_err.h"
 #include "common/mp_mib.h"
+#include "common/mp_samp.h"
 #include "common/mp_util.h"
 
 #define CTAB_SHARDS 64
 
 struct ctab_entry {
 	uint64_t *hist;		/* nhist access counts, or NULL */
-	uint32_t nkeys, nhist;
+	struct mp_samp *samp;	/* nsamp sample entries by interval */
+	uint32_t nkeys, nhist, nsamp;
 	struct mp_mib mib;	/* AccessHistogramSize == nhist */
 	uint64_t keys[];	/* nkeys location keys, leaf first */
 };
@@ -76,8 +78,9 @@ void ctab_release(struct ctab *t);
 void ctab_release_shard(struct ctab *t, size_t s);
 
 /*
- * Fold a context (stack KEYS[0..N-1], N >= 1; MIB and histogram HIST of
- * NHIST counts, both scaled by WEIGHT >= 1) into T, allocating from A
+ * Fold a context (stack KEYS[0..N-1], N >= 1; MIB, histogram HIST of
+ * NHIST counts and sample entries SAMP[0..NSAMP-1], all scaled by
+ * WEIGHT >= 1) into T, allocating from A
  * (the calling thread's own arena).  *ADDED tells whether
  * the stack was new.  Thread-safe.  Fails only with MP_E_NOMEM or
  * MP_E_TOO_LARGE.
@@ -85,7 +88,8 @@ void ctab_release_shard(struct ctab *t, size_t s);
 enum mp_errcode ctab_fold(struct ctab *t, struct mp_arena *a,
 			  const uint64_t *keys, uint32_t n,
 			  const struct mp_mib *mib, const uint64_t *hist,
-			  uint32_t nhist, uint64_t weight, bool *added);
+			  uint32_t nhist, const struct mp_samp *samp,
+			  uint32_t nsamp, uint64_t weight, bool *added);
 
 /*
  * A context for ctab_fold_batch(): KEYS[0..N-1] and MIB in, ADDED out;

@@ -379,7 +379,8 @@ static enum mp_errcode fold_pcs(struct merge *m, struct scratch *s,
 				const struct raw_file *rf, size_t p,
 				const uint64_t *pcs, uint32_t npcs,
 				const struct mp_mib *mib, const uint64_t *hist,
-				uint32_t nhist, uint64_t weight,
+				uint32_t nhist, const struct mp_samp *samp,
+				uint32_t nsamp, uint64_t weight,
 				struct mp_err *err)
 {
 	const struct raw_profile *prof = &rf->profiles[p];
@@ -441,14 +442,14 @@ static enum mp_errcode fold_pcs(struct merge *m, struct scratch *s,
 		if ((rc = loc_key(m, space, value, &keys[k])))
 			return mp_fail(err, rc, NULL);
 	}
-	if (nhist == 0) {
+	if (nhist == 0 && nsamp == 0) {
 		s->batch[s->nbatch].n = npcs;
 		s->batch_mib[s->nbatch++] = *mib;
 		s->nbatch_keys += npcs;
 		return s->nbatch == MERGE_BATCH ? flush(m, s, weight, err) : MP_OK;
 	}
-	rc = ctab_fold(&m->tab, s->arena, keys, npcs, mib, hist, nhist,
-		       weight, &added);
+	rc = ctab_fold(&m->tab, s->arena, keys, npcs, mib, hist, nhist, samp,
+		       nsamp, weight, &added);
 	if (rc == MP_OK && added)
 		rc = note_new(s, keys, npcs);
 	return rc ? mp_fail(err, rc, NULL) : MP_OK;
@@ -480,7 +481,7 @@ static enum mp_errcode fold_record(void *arg, const struct raw_record *r,
 	for (uint32_t k = 0; k < r->npcs; k++)
 		s->pcs[k] = mp_le64(r->pcs + (size_t)k * 8);
 	return fold_pcs(w->m, s, w->rf, r->profile, s->pcs, r->npcs, r->mib,
-			r->hist, r->nhist, w->weight, err);
+			r->hist, r->nhist, r->samp, r->nsamp, w->weight, err);
 }
 
 /*
@@ -514,7 +515,7 @@ static enum mp_errcode fold_raw(struct merge *m, struct scratch *s,
 		const struct raw_context *c = &rf->contexts[i];
 
 		rc = fold_pcs(m, s, rf, c->profile, c->pcs, c->npcs, &c->mib,
-			      c->hist, c->nhist, weight, err);
+			      c->hist, c->nhist, c->samp, c->nsamp, weight, err);
 		if (rc)
 			return rc;
 	}
@@ -689,6 +690,9 @@ static enum mp_errcode build(struct merge *m, struct mp_err *err)
 			rc = idx_builder_add_stack(&m->b, m->stack + start,
 						   (uint32_t)(n - start), &e->mib,
 						   e->hist, e->nhist, 1, err);
+			if (!rc)
+				rc = idx_builder_add_samples(&m->b, e->samp, e->nsamp,
+							     1, err);
 			if (rc)
 				return rc;
 		}
@@ -761,6 +765,9 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 	}
 	a->rc = idx_builder_add_stack(&a->m->b, a->ids, n, &c->mib, c->hist,
 				      c->nhist, a->weight, a->err);
+	if (a->rc == MP_OK)
+		a->rc = idx_builder_add_samples(&a->m->b, c->samp, c->nsamp,
+						a->weight, a->err);
 	return a->rc != MP_OK;
 }
 

@@ -72,6 +72,9 @@ static enum mp_errcode add_raw(struct view *v, const char *path,
 	vi->nprofiles = (uint32_t)rf->nprofiles;
 	vi->compressed = rf->compressed;
 	vi->ncontexts = rf->ncontexts;
+	for (size_t p = 0; p < rf->nprofiles; p++)
+		if (rf->profiles[p].sample_interval > vi->sample_interval)
+			vi->sample_interval = rf->profiles[p].sample_interval;
 
 	for (size_t p = 0; p < rf->nprofiles; p++)
 		for (size_t s = 0; s < rf->profiles[p].nsegments; s++)
@@ -89,6 +92,9 @@ static enum mp_errcode add_raw(struct view *v, const char *path,
 		c->mib = rc->mib;
 		c->hist = rc->hist;
 		c->nhist = rc->nhist;
+		c->samp = rc->samp;
+		c->nsamp = rc->nsamp;
+		vi->nsampled += rc->nsamp != 0;
 		c->raw = rf;
 		c->profile = rc->profile;
 		c->id_index = (uint32_t)i;
@@ -139,10 +145,15 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 	c->hist = ic->nhist ? mp_arena_memdup(&v->arena, ic->hist,
 					      (size_t)ic->nhist * sizeof(*ic->hist))
 			    : NULL;
-	if (ic->nhist && !c->hist) {
+	c->nsamp = ic->nsamp;
+	c->samp = ic->nsamp ? mp_arena_memdup(&v->arena, ic->samp,
+					      (size_t)ic->nsamp * sizeof(*ic->samp))
+			    : NULL;
+	if ((ic->nhist && !c->hist) || (ic->nsamp && !c->samp)) {
 		a->rc = MP_E_NOMEM;
 		return 1;
 	}
+	v->inputs[a->input].nsampled += ic->nsamp != 0;
 	v->ncontexts++;
 	return 0;
 }

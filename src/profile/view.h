@@ -52,6 +52,8 @@ struct view_input {
 	uint32_t nprofiles;
 	bool compressed;
 	size_t ncontexts;
+	size_t nsampled;	/* contexts with sample entries */
+	uint64_t sample_interval;	/* raw: the largest R at a dump */
 	const struct idx_file *idx;	/* indexed inputs: the file */
 	uint64_t frames_expanded;	/* indexed: idx_stack_begin's budget */
 	/* Indexed: per stack entry, the frame's file path and build id as
@@ -74,6 +76,8 @@ struct view_context {
 	struct mp_mib mib;
 	const uint64_t *hist;
 	uint32_t nhist;
+	const struct mp_samp *samp;	/* sample entries; nsamp 0: exact */
+	uint32_t nsamp;
 	/* Raw contexts: the file and profile whose map the PCs are in. */
 	const struct raw_file *raw;
 	uint32_t profile;

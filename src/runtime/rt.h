@@ -247,8 +247,11 @@ void memprof_rt_sample_sums(const struct rt_mib *m,
  * changed C's estimated fields by DELTA; C's lock held.  -1: no memory. */
 int memprof_rt_sample_add(struct rt_ctx *c, uint64_t r, uint64_t u,
 			  uint64_t size, const uint64_t delta[RAW_SAMPLE_NFIELDS]);
-/* Replace M's estimated fields (C's MIB) by the estimates. */
-void memprof_rt_sample_apply(struct rt_mib *m, const struct rt_ctx *c);
+/* Replace M's estimated fields (C's MIB) by the estimates, rounded at
+ * random with RNG (seeded by memprof_rt_sample_dump_seed()). */
+void memprof_rt_sample_apply(struct rt_mib *m, const struct rt_ctx *c,
+			     uint64_t *rng);
+uint64_t memprof_rt_sample_dump_seed(void);
 
 /* Capture the stack of the entry point whose frame is FP and return its
  * depot id (>= 1), or 0 if it cannot be stored. */

@@ -187,7 +187,7 @@ static uint64_t take_mibs(struct rt_buf *mib, struct rt_buf *ids,
 			  struct rt_buf *smp, uint64_t *nsmp)
 {
 	uint32_t n = memprof_rt_ctx_count();
-	uint64_t count = 0;
+	uint64_t count = 0, rng = memprof_rt_sample_dump_seed();
 
 	for (uint32_t id = 1; id <= n; id++) {
 		struct rt_ctx *c = memprof_rt_ctx(id);
@@ -205,7 +205,7 @@ static uint64_t take_mibs(struct rt_buf *mib, struct rt_buf *ids,
 			if (c->nsamp) {
 				struct rt_mib est = c->mib;
 
-				memprof_rt_sample_apply(&est, c);
+				memprof_rt_sample_apply(&est, c, &rng);
 				memprof_rt_mib_pack(p + 8, &est);
 				put_samples(smp, id, c, nsmp);
 			} else {

@@ -297,7 +297,16 @@ int memprof_rt_sample_add(struct rt_ctx *c, uint64_t r, uint64_t u,
 	return 0;
 }
 
-void memprof_rt_sample_apply(struct rt_mib *m, const struct rt_ctx *c)
+uint64_t memprof_rt_sample_dump_seed(void)
+{
+	static _Atomic uint64_t dumps;
+	uint64_t s = process_seed ^ (atomic_fetch_add(&dumps, 1) * 0x9fb21c651e98df25ull);
+
+	return splitmix(&s);
+}
+
+void memprof_rt_sample_apply(struct rt_mib *m, const struct rt_ctx *c,
+			     uint64_t *rng)
 {
 	double v[RAW_SAMPLE_NFIELDS];
 	uint64_t sum[RAW_SAMPLE_NFIELDS];
@@ -305,13 +314,24 @@ void memprof_rt_sample_apply(struct rt_mib *m, const struct rt_ctx *c)
 
 	memprof_rt_sample_sums(m, sum);
 	for (k = 0; k < RAW_SAMPLE_NFIELDS; k++) {
-		v[k] = (double)sum[k];
+		double x = (double)sum[k], f;
+
 		for (uint32_t i = 0; i < c->nsamp; i++)
-			v[k] += c->samp[i].est[k] - (double)c->samp[i].raw[k];
-		v[k] = v[k] < 0 ? 0 : v[k] + 0.5;
+			x += c->samp[i].est[k] - (double)c->samp[i].raw[k];
+		/*
+		 * Rounded at random, up with the chance of the fraction, so
+		 * that the integer the MIB holds is itself unbiased (rounding
+		 * to nearest would make 4.4 objects 4, always).
+		 */
+		if (x <= 0) {
+			v[k] = 0;
+			continue;
+		}
+		f = x - (double)(uint64_t)x;
+		v[k] = (double)(uint64_t)x + (uniform(rng) < f ? 1 : 0);
 	}
 	k = 0;
-	/* Round to nearest; a 32-bit field saturates. */
+	/* A 32-bit field saturates. */
 #define PUT(name)                                                              \
 	m->name = v[k] >= 0x1p64 ? (__typeof__(m->name))-1 :                   \
 		  (uint64_t)v[k] > (__typeof__(m->name))-1 ?                    \

@@ -40,12 +40,12 @@ for case in "basic.pie.v4.profraw --binary=$FX/basic.pie --binary=$FX/libfixture
 		"$tmp/out.txt" "$n with its binaries"
 done
 
-# The JSON document's shape (issue: schema memprof-data/show/1).
+# The JSON document's shape (issue: schema memprof-data/show/2).
 "$MD" show --format=json "$FX/basic.pie.v4.profraw" >"$tmp/s.json"
 if python3 - "$tmp/s.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["schema"] == "memprof-data/show/1"
+assert d["schema"] == "memprof-data/show/2"
 i = d["inputs"][0]
 assert i["kind"] == "raw" and i["version"] == 4 and i["profiles"] == 1
 s = d["segments"][0]

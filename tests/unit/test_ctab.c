@@ -111,7 +111,7 @@ START_TEST(batches_fold_alike)
 		uint32_t n = stack_of(i, keys);
 
 		mib_of(i, 1, &m[0]);
-		ck_assert_int_eq(ctab_fold(&t, &a, keys, n, &m[0], NULL, 0, 1, &added),
+		ck_assert_int_eq(ctab_fold(&t, &a, keys, n, &m[0], NULL, 0, NULL, 0, 1, &added),
 				 MP_OK);
 		ck_assert(!added);
 	}
@@ -140,8 +140,8 @@ START_TEST(histograms_add_and_grow)
 
 	ctab_init(&t);
 	mib_of(0, 1, &m);
-	ck_assert_int_eq(ctab_fold(&t, &a, keys, 2, &m, h1, 2, 1, &added), MP_OK);
-	ck_assert_int_eq(ctab_fold(&t, &a, keys, 2, &m, h2, 3, 2, &added), MP_OK);
+	ck_assert_int_eq(ctab_fold(&t, &a, keys, 2, &m, h1, 2, NULL, 0, 1, &added), MP_OK);
+	ck_assert_int_eq(ctab_fold(&t, &a, keys, 2, &m, h2, 3, NULL, 0, 2, &added), MP_OK);
 	e = find(&t, keys, 2);
 	ck_assert_ptr_nonnull(e);
 	ck_assert_uint_eq(e->nhist, 3);
@@ -172,10 +172,10 @@ static void *fold_some(void *arg)
 		uint32_t n = stack_of(i, keys);
 
 		mib_of(i, 1, &m);
-		if (ctab_fold(f->t, a, keys, n, &m, NULL, 0, 1, &added))
+		if (ctab_fold(f->t, a, keys, n, &m, NULL, 0, NULL, 0, 1, &added))
 			return (void *)1;
 		/* Every stack also arrives from a second thread. */
-		if (ctab_fold(f->t, a, keys, n, &m, NULL, 0, 1, &added))
+		if (ctab_fold(f->t, a, keys, n, &m, NULL, 0, NULL, 0, 1, &added))
 			return (void *)1;
 	}
 	return NULL;
