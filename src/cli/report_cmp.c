@@ -217,24 +217,29 @@ static const char *status_of(const struct cmp_row *r, enum mib_field f)
 	return r->v[0][f] == r->v[1][f] ? "same" : "changed";
 }
 
+/* SIG: -1 for exact profiles, else whether the change is significant
+ * (outside the sampled profiles' intervals, cmp_significant). */
 static void emit_change(struct emit *e, const char *key, uint64_t b,
-			uint64_t t)
+			uint64_t t, int sig)
 {
-	char display[160];
+	char display[200];
 	double rel = b ? ((double)t - (double)b) / (double)b : NAN;
+	const char *mark = sig == 0 && b != t ? ", within the 95% intervals" : "";
 
 	if (b)
 		snprintf(display, sizeof(display), "%" PRIu64 " -> %" PRIu64
-			 " (%+" PRId64 ", %+.1f%%)", b, t,
-			 (int64_t)(t - b), 100 * rel);
+			 " (%+" PRId64 ", %+.1f%%%s)", b, t,
+			 (int64_t)(t - b), 100 * rel, mark);
 	else
 		snprintf(display, sizeof(display), "%" PRIu64 " -> %" PRIu64
-			 " (%+" PRId64 ")", b, t, (int64_t)(t - b));
+			 " (%+" PRId64 "%s)", b, t, (int64_t)(t - b), mark);
 	emit_row(e, key, display);
 	emit_u64(e, "base", b);
 	emit_u64(e, "test", t);
 	emit_i64(e, "change", (int64_t)(t - b));
 	emit_f64(e, "relative", rel, 6);
+	if (sig >= 0)
+		emit_bool(e, "significant", sig);
 	emit_end(e);
 }
 
@@ -252,10 +257,19 @@ bool report_diff(struct emit *e, const struct cmp *c,
 	emit_header(e, "memprof-data/diff/1", &o->cmp);
 	emit_str(e, "by", o->by_function ? "function" : "context");
 	emit_matching(e, c);
+	emit_bool(e, "sampled", c->sampled);
 	emit_object(e, "totals");
-	for (size_t m = 0; m < o->nmetrics; m++)
-		emit_change(e, mib_fields[o->metrics[m]].name,
-			    c->total[0][o->metrics[m]], c->total[1][o->metrics[m]]);
+	for (size_t m = 0; m < o->nmetrics; m++) {
+		enum mib_field f = o->metrics[m];
+		struct mp_mib tot[2];
+
+		memcpy(tot[0].v, c->total[0], sizeof(tot[0].v));
+		memcpy(tot[1].v, c->total[1], sizeof(tot[1].v));
+		emit_change(e, mib_fields[f].name, c->total[0][f], c->total[1][f],
+			    !c->sampled ? -1 :
+			    cmp_significant(&tot[0], c->tsamp[0], c->ntsamp[0],
+					    &tot[1], c->tsamp[1], c->ntsamp[1], f));
+	}
 	emit_end(e);
 
 	emit_list(e, "rows");
@@ -277,7 +291,8 @@ bool report_diff(struct emit *e, const struct cmp *c,
 		emit_object(e, "metrics");
 		for (size_t m = 0; m < o->nmetrics; m++)
 			emit_change(e, mib_fields[o->metrics[m]].name,
-				    r->v[0][o->metrics[m]], r->v[1][o->metrics[m]]);
+				    r->v[0][o->metrics[m]], r->v[1][o->metrics[m]],
+				    c->sampled ? cmp_row_significant(r, o->metrics[m]) : -1);
 		emit_end(e);
 		emit_end(e);
 	}
@@ -306,10 +321,12 @@ bool report_diff(struct emit *e, const struct cmp *c,
 		whole = gr.whole;
 		rows_crossed = gr.rows_crossed;
 		fail = fail || whole || rows_crossed;
-		snprintf(display, sizeof(display), "%s: %s%s", gate->text,
+		snprintf(display, sizeof(display), "%s: %s%s%s", gate->text,
 			 whole ? "CROSSED by the whole profile" : "profile within",
 			 !o->per_context ? ""
-			 : rows_crossed ? "; crossed by some rows" : "; every row within");
+			 : rows_crossed ? "; crossed by some rows" : "; every row within",
+			 c->sampled ? " (sampled: only changes outside the 95% "
+				      "intervals count)" : "");
 		emit_row(e, NULL, display);
 		emit_str(e, "gate", gate->text);
 		emit_bool(e, "profile_crossed", whole);
@@ -317,6 +334,7 @@ bool report_diff(struct emit *e, const struct cmp *c,
 		emit_u64(e, "test", t);
 		if (o->per_context)
 			emit_u64(e, "rows_crossed", rows_crossed);
+		emit_bool(e, "significant_only", c->sampled);
 		emit_end(e);
 	}
 	emit_end(e);

@@ -270,6 +270,25 @@ static enum mp_errcode function_index(struct cmp *c, uint32_t name,
 	return MP_OK;
 }
 
+/* Fold the NS entries S into the arena-held list *L (*N entries). */
+static bool fold_samples(struct cmp *c, struct mp_samp **l, uint32_t *n,
+			 const struct mp_samp *s, uint32_t ns)
+{
+	struct mp_samp *list;
+
+	if (!ns)
+		return true;
+	list = mp_arena_alloc(&c->arena, ((size_t)*n + ns) * sizeof(*list));
+	if (!list)
+		return false;
+	if (*n)
+		memcpy(list, *l, *n * sizeof(*list));
+	mp_samp_fold(list, n, s, ns);
+	*l = list;
+	c->sampled = true;
+	return true;
+}
+
 static enum mp_errcode add_side(struct cmp *c, const struct view *v, int side,
 				enum cmp_match m)
 {
@@ -308,6 +327,11 @@ static enum mp_errcode add_side(struct cmp *c, const struct view *v, int side,
 		} else {
 			mib_fold(&e->mib[side], &vc->mib);
 		}
+		if (!fold_samples(c, &e->samp[side], &e->nsamp[side], vc->samp,
+				  vc->nsamp) ||
+		    !fold_samples(c, &c->tsamp[side], &c->ntsamp[side], vc->samp,
+				  vc->nsamp))
+			return MP_E_NOMEM;
 	}
 	return MP_OK;
 }

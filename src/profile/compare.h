@@ -40,6 +40,7 @@
 
 #include "common/mp_err.h"
 #include "common/mp_mib.h"
+#include "common/mp_samp.h"
 #include "hashtable/ht.h"
 #include "view.h"
 
@@ -60,6 +61,9 @@ enum { CMP_BASE = 0, CMP_TEST = 1 };
 struct cmp_entry {
 	struct mp_mib mib[2];
 	bool present[2];
+	struct mp_samp *samp[2];	/* sample entries per side (sampled
+					 * inputs), nsamp[s] of them */
+	uint32_t nsamp[2];
 	const struct view_context *ctx;	/* one of its contexts, for display */
 	uint32_t function;		/* index into cmp.functions */
 };
@@ -71,6 +75,9 @@ struct cmp {
 	size_t nfunctions, afunctions;
 	uint64_t total[2][MIB__COUNT];	/* over all contexts of each side */
 	size_t contexts[2];		/* contexts of each side, after folding */
+	struct mp_samp *tsamp[2];	/* all of each side's sample entries */
+	uint32_t ntsamp[2];
+	bool sampled;			/* some context of a side is */
 	/* private */
 	size_t *fn_start;		/* function f's entries are */
 	uint32_t *by_fn;		/* by_fn[fn_start[f] .. fn_start[f+1]) */
@@ -157,8 +164,11 @@ struct cmp_row {
 	const struct cmp_entry *entry;
 	uint64_t v[2][MIB__COUNT];
 	bool present[2];
+	struct mp_samp *samp[2];	/* the row's sample entries per side */
+	uint32_t nsamp[2];
 };
-/* *OUT is the caller's to free.  Fails only with MP_E_NOMEM. */
+/* *OUT (rows and their sample entries, one block) is the caller's to
+ * free.  Fails only with MP_E_NOMEM. */
 enum mp_errcode cmp_rows(const struct cmp *c, bool by_function,
 			 enum mib_field sort, struct cmp_row **out,
 			 size_t *nrows);
@@ -175,7 +185,8 @@ struct cmp_gate {
 /* Parse a --fail-if value; false if malformed. */
 bool cmp_gate_parse(const char *s, struct cmp_gate *g);
 
-/* Does going from B to T cross gate G? */
+/* Does going from B to T cross gate G?  (Significance aside: on sampled
+ * profiles cmp_gate_eval() also asks cmp_significant().) */
 bool cmp_gate_crosses(const struct cmp_gate *g, uint64_t b, uint64_t t);
 
 struct cmp_gate_result {
@@ -183,6 +194,21 @@ struct cmp_gate_result {
 	bool whole;		/* crossed by the whole profile */
 	size_t rows_crossed;	/* with PER_ROW: rows that cross it */
 };
+
+/*
+ * Is the change of field F from base B (sample entries SB[0..NB-1]) to
+ * test T (ST[0..NT-1]) significant?  Exact sides (no entries) make every
+ * change significant.  Otherwise the two sides' 95 % intervals
+ * (mp_samp_ci95) must not overlap.  That is stricter than a 95 % test of
+ * the difference (for two normal intervals of equal width, a level of
+ * about 99.4 %): a CI gate over many rows should not fail on one row in
+ * twenty by chance.
+ */
+bool cmp_significant(const struct mp_mib *b, const struct mp_samp *sb,
+		     uint32_t nb, const struct mp_mib *t,
+		     const struct mp_samp *st, uint32_t nt, enum mib_field f);
+/* The same for row R. */
+bool cmp_row_significant(const struct cmp_row *r, enum mib_field f);
 void cmp_gate_eval(const struct cmp *c, const struct cmp_row *rows,
 		   size_t nrows, const struct cmp_gate *g, bool per_row,
 		   struct cmp_gate_result *r);

@@ -176,11 +176,17 @@ enum mp_errcode cmp_rows(const struct cmp *c, bool by_function,
 			 enum mib_field sort, struct cmp_row **out,
 			 size_t *nrows)
 {
-	size_t n = by_function ? c->nfunctions : c->n;
-	struct cmp_row *rows = calloc(n + 1, sizeof(*rows));
+	size_t n = by_function ? c->nfunctions : c->n, pool = 0, at = 0;
+	struct cmp_row *rows;
+	struct mp_samp *ps;
 
+	/* A row's entries fold into room for all its entries' entries. */
+	for (size_t i = 0; i < c->n; i++)
+		pool += (size_t)c->e[i].nsamp[0] + c->e[i].nsamp[1];
+	rows = calloc(1, (n + 1) * sizeof(*rows) + pool * sizeof(*ps));
 	if (!rows)
 		return MP_E_NOMEM;
+	ps = (struct mp_samp *)(rows + n + 1);
 	for (size_t i = 0; by_function && i < n; i++)
 		rows[i].function = c->functions[i];
 	for (size_t i = 0; i < c->n; i++) {
@@ -199,19 +205,89 @@ enum mp_errcode cmp_rows(const struct cmp *c, bool by_function,
 				r->v[s][f] += x->mib[s].v[f];
 		}
 	}
+	/* Each row's share of the pool, then the folds. */
+	if (pool) {
+		size_t *need = calloc(n + 1, sizeof(*need) * 2);
+
+		if (!need) {
+			free(rows);
+			return MP_E_NOMEM;
+		}
+		for (size_t i = 0; i < c->n; i++) {
+			size_t r = by_function ? c->e[i].function : i;
+
+			need[2 * r] += c->e[i].nsamp[0];
+			need[2 * r + 1] += c->e[i].nsamp[1];
+		}
+		for (size_t r = 0; r < n; r++)
+			for (int s = 0; s < 2; s++) {
+				rows[r].samp[s] = ps + at;
+				at += need[2 * r + s];
+			}
+		free(need);
+		for (size_t i = 0; i < c->n; i++) {
+			const struct cmp_entry *x = &c->e[i];
+			struct cmp_row *r = by_function ? &rows[x->function] : &rows[i];
+
+			for (int s = 0; s < 2; s++)
+				mp_samp_fold(r->samp[s], &r->nsamp[s], x->samp[s],
+					     x->nsamp[s]);
+		}
+	}
 	qsort_r(rows, n, sizeof(*rows), by_change, &sort);
 	*out = rows;
 	*nrows = n;
 	return MP_OK;
 }
 
+bool cmp_significant(const struct mp_mib *b, const struct mp_samp *sb,
+		     uint32_t nb, const struct mp_mib *t,
+		     const struct mp_samp *st, uint32_t nt, enum mib_field f)
+{
+	double blo, bhi, tlo, thi, vb = (double)b->v[f], vt = (double)t->v[f];
+	double ub, ut;
+
+	if (vb == vt)
+		return false;
+	if (!nb && !nt)
+		return true;
+	mp_samp_ci95(b, sb, nb, f, &blo, &bhi);
+	mp_samp_ci95(t, st, nt, f, &tlo, &thi);
+	if (vt > vb) {
+		ub = bhi - vb;	/* how far up base may really be */
+		ut = vt - tlo;	/* and test down */
+	} else {
+		ub = vb - blo;
+		ut = thi - vt;
+	}
+	return fabs(vt - vb) > ub + ut;
+}
+
+bool cmp_row_significant(const struct cmp_row *r, enum mib_field f)
+{
+	struct mp_mib m[2];
+
+	memcpy(m[0].v, r->v[0], sizeof(m[0].v));
+	memcpy(m[1].v, r->v[1], sizeof(m[1].v));
+	return cmp_significant(&m[0], r->samp[0], r->nsamp[0], &m[1],
+			       r->samp[1], r->nsamp[1], f);
+}
+
 void cmp_gate_eval(const struct cmp *c, const struct cmp_row *rows,
 		   size_t nrows, const struct cmp_gate *g, bool per_row,
 		   struct cmp_gate_result *r)
 {
+	struct mp_mib tot[2];
+
+	for (int s = 0; s < 2; s++)
+		memcpy(tot[s].v, c->total[s], sizeof(tot[s].v));
 	r->base = c->total[0][g->field];
 	r->test = c->total[1][g->field];
-	r->whole = cmp_gate_crosses(g, r->base, r->test);
+	/* On sampled profiles only a change outside the intervals counts. */
+	r->whole = cmp_gate_crosses(g, r->base, r->test) &&
+		   (!c->sampled ||
+		    cmp_significant(&tot[0], c->tsamp[0], c->ntsamp[0], &tot[1],
+				    c->tsamp[1], c->ntsamp[1], g->field));
 	r->rows_crossed = 0;
 	for (size_t i = 0; per_row && i < nrows; i++) {
 		const struct cmp_row *x = &rows[i];
@@ -219,7 +295,8 @@ void cmp_gate_eval(const struct cmp *c, const struct cmp_row *rows,
 		/* A relative gate needs a base value to be relative to. */
 		if (g->percent && (!x->present[0] || !x->present[1]))
 			continue;
-		if (cmp_gate_crosses(g, x->v[0][g->field], x->v[1][g->field]))
+		if (cmp_gate_crosses(g, x->v[0][g->field], x->v[1][g->field]) &&
+		    (!c->sampled || cmp_row_significant(x, g->field)))
 			r->rows_crossed++;
 	}
 }

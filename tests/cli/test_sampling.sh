@@ -162,3 +162,30 @@ if "$MD" show --format=json --binary="$tmp/sites" "$exact" |
 else
 	notok "exact profile: version $ver or estimates shown"
 fi
+
+# diff: two seeds of one program differ only by chance, and a gate on
+# sampled profiles counts significant changes only; three times the work
+# is significant.
+"$MD" diff --binary="$tmp/sites" --per-context --fail-if=bytes:+1% --fail-if=allocs:+1% \
+	"$one" "$two" >"$tmp/d.txt" 2>&1
+rc=$?
+if [ $rc = 0 ] && grep -q 'sampled: only changes outside the 95% intervals count' "$tmp/d.txt" &&
+   grep -q 'within the 95% intervals' "$tmp/d.txt"; then
+	ok "diff of two seeds: changes within the intervals, gates pass (exit 0) and say they count significant changes only"
+else
+	notok "diff of two seeds: exit $rc; $(grep -m2 -e CROSSED -e gates "$tmp/d.txt")"
+fi
+MEMPROF_OPTIONS="log_path=$tmp/x3:sample_interval=4096:sample_seed=5" "$tmp/sites" 3 >/dev/null
+x3=$(ls "$tmp"/x3.* | head -n 1)
+"$MD" diff --format=json --binary="$tmp/sites" --fail-if=bytes:+50% "$one" "$x3" >"$tmp/d3.json" 2>"$tmp/err"
+rc=$?
+if [ $rc = 3 ] && python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+assert d["sampled"] and d["totals"]["TotalSize"]["significant"]
+assert d["gates"][0]["profile_crossed"] and d["gates"][0]["significant_only"]
+rows = [r for r in d["rows"] if r["metrics"]["TotalSize"]["significant"]]
+assert len(rows) >= 8, len(rows)' "$tmp/d3.json"; then
+	ok "diff of 1x against 3x the allocations: significant, the gate fails (exit 3)"
+else
+	notok "diff 1x vs 3x: exit $rc $(head -c 200 "$tmp/err")"
+fi
