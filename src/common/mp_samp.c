@@ -24,13 +24,53 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
 }
 
+#define FIXED_MAX ((mp_fixed)(((unsigned __int128)1 << 127) - 1))
+
+static mp_fixed fixed_add(mp_fixed a, mp_fixed b)
+{
+	mp_fixed r;
+
+	return __builtin_add_overflow(a, b, &r) ? FIXED_MAX : r;
+}
+
+static bool to_fixed(double d, mp_fixed *out)
+{
+	if (!isfinite(d) || d < 0)
+		return false;
+	d *= MP_FIXED_ONE;
+	/* 2^126: well inside the type, and a double converts exactly. */
+	*out = d >= 0x1p126 ? FIXED_MAX : (mp_fixed)(d + 0.5);
+	return true;
+}
+
+bool mp_samp_set(struct mp_samp *s, int k, double est, double var)
+{
+	mp_fixed e, v;
+
+	if (!to_fixed(est, &e) || !to_fixed(var, &v))
+		return false;
+	s->est[k] = e;
+	s->var[k] = v;
+	return true;
+}
+
+double mp_samp_est(const struct mp_samp *s, int k)
+{
+	return (double)s->est[k] / MP_FIXED_ONE;
+}
+
+double mp_samp_var(const struct mp_samp *s, int k)
+{
+	return (double)s->var[k] / MP_FIXED_ONE;
+}
+
 void mp_samp_add(struct mp_samp *a, const struct mp_samp *b)
 {
 	a->n = sat_add(a->n, b->n);
 	a->u = sat_add(a->u, b->u);
 	for (int k = 0; k < MP_SAMP_NFIELDS; k++) {
-		a->est[k] += b->est[k];
-		a->var[k] += b->var[k];
+		a->est[k] = fixed_add(a->est[k], b->est[k]);
+		a->var[k] = fixed_add(a->var[k], b->var[k]);
 	}
 }
 
@@ -44,20 +84,16 @@ void mp_samp_scale(struct mp_samp *a, uint64_t w)
 	a->u = __builtin_mul_overflow(a->u, w, &r) ? UINT64_MAX : r;
 	/* W copies of one run: W times the estimate, W times its variance. */
 	for (int k = 0; k < MP_SAMP_NFIELDS; k++) {
-		a->est[k] *= (double)w;
-		a->var[k] *= (double)w;
+		mp_fixed x;
+
+		a->est[k] = __builtin_mul_overflow(a->est[k], (mp_fixed)w, &x) ? FIXED_MAX : x;
+		a->var[k] = __builtin_mul_overflow(a->var[k], (mp_fixed)w, &x) ? FIXED_MAX : x;
 	}
 }
 
 bool mp_samp_valid(const struct mp_samp *s)
 {
-	if (s->interval == 0 || s->n == 0)
-		return false;
-	for (int k = 0; k < MP_SAMP_NFIELDS; k++)
-		if (!isfinite(s->est[k]) || !isfinite(s->var[k]) ||
-		    s->est[k] < 0 || s->var[k] < 0)
-			return false;
-	return true;
+	return s->interval != 0 && s->n != 0;
 }
 
 void mp_samp_fold(struct mp_samp *a, uint32_t *na, const struct mp_samp *b,
@@ -149,8 +185,8 @@ void mp_samp_ci95(const struct mp_mib *m, const struct mp_samp *s, uint32_t ns,
 	if (k < 0 || ns == 0)
 		return;
 	for (uint32_t i = 0; i < ns; i++) {
-		est += s[i].est[k];
-		var += s[i].var[k];
+		est += mp_samp_est(&s[i], k);
+		var += mp_samp_var(&s[i], k);
 	}
 	/* What was not sampled is exact: the MIB minus the estimates. */
 	exact = v - est;
@@ -176,7 +212,8 @@ void mp_samp_ci95(const struct mp_mib *m, const struct mp_samp *s, uint32_t ns,
 	for (uint32_t i = 0; i < ns; i++) {
 		double blo = nb_failures(s[i].n, s[i].interval, 0.025) + (double)s[i].u;
 		double bhi = nb_failures(s[i].n, s[i].interval, 0.975) + (double)s[i].u;
-		double ratio = s[i].est[kb] > 0 ? s[i].est[k] / s[i].est[kb] : 0;
+		double eb = mp_samp_est(&s[i], kb);
+		double ratio = eb > 0 ? mp_samp_est(&s[i], k) / eb : 0;
 
 		*lo += blo * ratio;
 		*hi += bhi * ratio;

@@ -24,13 +24,28 @@
 
 #define MP_SAMP_NFIELDS RAW_SAMPLE_NFIELDS
 
+/*
+ * Estimates and variances are summed in fixed point (units of 2^-20, in
+ * 128 bits, saturating near 1.6e32): floating-point sums depend on their
+ * order, and merge must write the same bytes whatever order its threads
+ * fold in.  Files hold them as binary64; mp_samp_set/get convert.
+ */
+typedef __int128 mp_fixed;
+#define MP_FIXED_ONE ((double)(1 << 20))
+
 struct mp_samp {
 	uint64_t interval;	/* R in bytes, >= 1 */
 	uint64_t n;		/* objects sampled */
 	uint64_t u;		/* sum of (size - offset of the sampled byte) */
-	double est[MP_SAMP_NFIELDS];	/* by mp_samp_field[] */
-	double var[MP_SAMP_NFIELDS];
+	mp_fixed est[MP_SAMP_NFIELDS];	/* by mp_samp_field[] */
+	mp_fixed var[MP_SAMP_NFIELDS];
 };
+
+/* Set estimate k of S and its variance; false (S unchanged) unless both
+ * are finite and not negative. */
+bool mp_samp_set(struct mp_samp *s, int k, double est, double var);
+double mp_samp_est(const struct mp_samp *s, int k);
+double mp_samp_var(const struct mp_samp *s, int k);
 
 /* The MIB field of estimate k, and the k of a MIB field (-1: exact). */
 extern const enum mib_field mp_samp_field[MP_SAMP_NFIELDS];
@@ -40,7 +55,8 @@ int mp_samp_index(enum mib_field f);
 void mp_samp_add(struct mp_samp *a, const struct mp_samp *b);
 /* Scale A's sums by W, as an input's --weight does (n and u too). */
 void mp_samp_scale(struct mp_samp *a, uint64_t w);
-/* Is S a well-formed entry (R >= 1, n >= 1, finite non-negative sums)? */
+/* Is S a well-formed entry (R >= 1, n >= 1)?  (mp_samp_set() checks the
+ * sums.) */
 bool mp_samp_valid(const struct mp_samp *s);
 
 /*

@@ -458,10 +458,10 @@ static bool get_samples(const unsigned char **p, const unsigned char *end,
 		e->interval = w[0];
 		e->n = w[1];
 		e->u = w[2];
-		for (int k = 0; k < MP_SAMP_NFIELDS; k++) {
-			e->est[k] = bits_f64(w[3 + k]);
-			e->var[k] = bits_f64(w[3 + MP_SAMP_NFIELDS + k]);
-		}
+		for (int k = 0; k < MP_SAMP_NFIELDS; k++)
+			if (!mp_samp_set(e, k, bits_f64(w[3 + k]),
+					 bits_f64(w[3 + MP_SAMP_NFIELDS + k])))
+				return false;
 		if (!mp_samp_valid(e) || (i && e->interval <= e[-1].interval))
 			return false;
 	}

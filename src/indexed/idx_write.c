@@ -258,9 +258,9 @@ static void write_mib(struct obuf *o, const struct idx_bctx *c,
 			ob_varint(o, e->n);
 			ob_varint(o, e->u);
 			for (int k = 0; k < MP_SAMP_NFIELDS; k++)
-				ob_varint(o, f64_bits(e->est[k]));
+				ob_varint(o, f64_bits(mp_samp_est(e, k)));
 			for (int k = 0; k < MP_SAMP_NFIELDS; k++)
-				ob_varint(o, f64_bits(e->var[k]));
+				ob_varint(o, f64_bits(mp_samp_var(e, k)));
 		}
 	}
 }

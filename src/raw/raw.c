@@ -720,12 +720,11 @@ static enum mp_errcode parse_samples(struct parse *p, struct raw_profile *prof,
 		r->s.interval = mp_le64(b + 8);
 		r->s.n = mp_le64(b + 16);
 		r->s.u = mp_le64(b + 24);
-		for (uint64_t k = 0; k < nf; k++) {
-			if (slot[k] < 0)
-				continue;
-			r->s.est[slot[k]] = get_f64(b + 32 + 8 * k);
-			r->s.var[slot[k]] = get_f64(b + 32 + 8 * (nf + k));
-		}
+		for (uint64_t k = 0; k < nf; k++)
+			if (slot[k] >= 0 &&
+			    !mp_samp_set(&r->s, slot[k], get_f64(b + 32 + 8 * k),
+					 get_f64(b + 32 + 8 * (nf + k))))
+				r->s.n = 0;	/* refused just below */
 		if (!mp_samp_valid(&r->s))
 			return BAD("sample entry %" PRIu64 " (stack id %" PRIu64
 				   ") has a zero interval or count, or a "

@@ -124,6 +124,18 @@ else
 	notok "merged sums differ for: $(cat "$tmp/mixcheck" | tail -n 3)"
 fi
 
+# Deterministic output: any order of inputs, any number of threads.
+"$MD" merge --no-progress -j 2 -o "$tmp/o1.memprof" "$tmp"/runs/p1.* "$tmp"/runs/p2.* \
+	"$tmp"/runs/p3.* "$r8k" 2>/dev/null
+"$MD" merge --no-progress -j 1 -o "$tmp/o2.memprof" "$r8k" "$tmp"/runs/p3.* \
+	"$tmp"/runs/p2.* "$tmp"/runs/p1.* 2>/dev/null
+"$MD" merge --no-progress -o "$tmp/o3.memprof" "$tmp/o1.memprof" 2>/dev/null
+if cmp -s "$tmp/o1.memprof" "$tmp/o2.memprof" && cmp -s "$tmp/o1.memprof" "$tmp/o3.memprof"; then
+	ok "sampled inputs merge to the same bytes in any order, with -j 1 or 2, and again from the merged file"
+else
+	notok "merge of sampled inputs depends on order or threads"
+fi
+
 # fork: the parent's draws go on as without it, the child's are new.
 MEMPROF_OPTIONS="log_path=$tmp/fork:sample_interval=4096:sample_seed=1" "$tmp/sites" 1 fork >/dev/null
 nf=0
@@ -189,3 +201,29 @@ assert len(rows) >= 8, len(rows)' "$tmp/d3.json"; then
 else
 	notok "diff 1x vs 3x: exit $rc $(head -c 200 "$tmp/err")"
 fi
+
+# Hostile sample blocks: each refused with a message naming the file.
+python3 - "$one" "$tmp" <<'PY'
+import struct, sys
+src, out = sys.argv[1], sys.argv[2]
+d = bytearray(open(src, "rb").read())
+assert struct.unpack_from("<Q", d, 48)[0] == 0x31706d6173706d81
+k = struct.unpack_from("<Q", d, 72)[0]
+first = 48 + 40 + 8 * k          # the first entry
+def save(name, b):
+    open(out + "/bad-" + name, "wb").write(b)
+b = bytearray(d); struct.pack_into("<Q", b, 56, 1 << 40); save("size", b)
+b = bytearray(d); struct.pack_into("<Q", b, first + 16, 0); save("count", b)
+b = bytearray(d); struct.pack_into("<Q", b, first, 0xdeadbeef); save("stack", b)
+b = bytearray(d); struct.pack_into("<d", b, first + 32 + 8 * k, float("nan")); save("nan", b)
+b = bytearray(d); struct.pack_into("<Q", b, 72, 1000); save("fields", b)
+PY
+for bad in size count stack nan fields; do
+	"$MD" show "$tmp/bad-$bad" >/dev/null 2>"$tmp/err"
+	rc=$?
+	if [ $rc = 1 ] && grep -q "bad-$bad" "$tmp/err" && grep -qi "sample" "$tmp/err"; then
+		ok "a sample block with a bad $bad is refused: $(head -n 1 "$tmp/err" | cut -c1-110)"
+	else
+		notok "bad $bad: exit $rc, $(head -n 1 "$tmp/err")"
+	fi
+done

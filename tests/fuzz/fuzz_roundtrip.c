@@ -29,6 +29,7 @@ struct group {
 	struct mp_mib mib;
 	uint64_t *hist;
 	uint32_t nhist;
+	uint64_t samples;	/* objects sampled, over its entries */
 };
 
 struct expect {
@@ -93,6 +94,7 @@ static void expect_add(struct expect *e, const struct raw_context *c)
 	for (uint32_t k = 0; k < c->nhist; k++)
 		g->hist[k] = sat_add(g->hist[k], c->hist[k]);
 	g->mib.v[MIB_AccessHistogramSize] = g->nhist;
+	g->samples = sat_add(g->samples, mp_samp_count(c->samp, c->nsamp));
 }
 
 /* Build, write and return the indexed bytes of RF's contexts. */
@@ -117,6 +119,8 @@ static char *build(const struct raw_file *rf, bool reverse, size_t *len)
 			fr[k] = (struct mp_frame){ .offset = c->pcs[k] };
 		FUZZ_ASSERT(idx_builder_add(&b, fr, c->npcs, &c->mib, c->hist,
 					    c->nhist, 1, &err) == MP_OK);
+		FUZZ_ASSERT(idx_builder_add_samples(&b, c->samp, c->nsamp, 1,
+						    &err) == MP_OK);
 	}
 	idx_builder_count_inputs(&b, 1);
 	fp = open_memstream(&buf, len);
@@ -155,6 +159,8 @@ static int check_context(void *arg, const struct idx_file *f,
 	FUZZ_ASSERT(c->nhist == g->nhist);
 	for (uint32_t k = 0; k < c->nhist; k++)
 		FUZZ_ASSERT(c->hist[k] == g->hist[k]);
+	/* Sample entries fold with their context (the n of each adds). */
+	FUZZ_ASSERT(mp_samp_count(c->samp, c->nsamp) == g->samples);
 	e->got[0] = sat_add(e->got[0], c->mib.v[MIB_AllocCount]);
 	e->got[1] = sat_add(e->got[1], c->mib.v[MIB_TotalSize]);
 	free(pcs);

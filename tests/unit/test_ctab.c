@@ -61,7 +61,8 @@ START_TEST(equal_stacks_fold)
 
 			mib_of(i, 1 + (uint64_t)round, &m);
 			ck_assert_int_eq(ctab_fold(&t, &a, keys, n, &m, NULL, 0,
-						   round == 2 ? 10 : 1, &added),
+						   NULL, 0, round == 2 ? 10 : 1,
+						   &added),
 					 MP_OK);
 			ck_assert(added == (round == 0));
 		}

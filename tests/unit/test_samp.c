@@ -1,0 +1,155 @@
+/* Sample entries of sampled profiles: folding and the 95 % intervals. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/mp_samp.h"
+
+/* An entry of N samples at interval R whose bytes estimate is BYTES and
+ * variance VAR (the count: BYTES / SIZE, one size). */
+static struct mp_samp entry(uint64_t r, uint64_t n, uint64_t u, double bytes,
+			    double var, double size)
+{
+	struct mp_samp s = { r, n, u, { 0 }, { 0 } };
+
+	/* Invalid values leave the entry's zeros: see invalid_entries. */
+	mp_samp_set(&s, mp_samp_index(MIB_TotalSize), bytes, var);
+	mp_samp_set(&s, mp_samp_index(MIB_AllocCount), bytes / size,
+		    var / (size * size));
+	return s;
+}
+
+START_TEST(fold_adds_equal_intervals_and_sorts)
+{
+	struct mp_samp list[4], b[2];
+	uint32_t n = 0;
+
+	b[0] = entry(8192, 3, 30, 300, 9, 10);
+	b[1] = entry(4096, 2, 20, 200, 4, 10);
+	mp_samp_fold(list, &n, b, 2);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(list[0].interval, 4096);
+	ck_assert_uint_eq(list[1].interval, 8192);
+	mp_samp_fold(list, &n, b, 1);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(list[1].n, 6);
+	ck_assert_uint_eq(list[1].u, 60);
+	ck_assert(mp_samp_est(&list[1], mp_samp_index(MIB_TotalSize)) == 600);
+	mp_samp_scale(&list[0], 3);
+	ck_assert_uint_eq(list[0].n, 6);
+	ck_assert(mp_samp_var(&list[0], mp_samp_index(MIB_TotalSize)) == 12);
+}
+END_TEST
+
+START_TEST(normal_interval_from_twenty_samples)
+{
+	struct mp_mib m = { { 0 } };
+	struct mp_samp s = entry(4096, 100, 5000, 1e6, 1e8, 100);
+	double lo, hi;
+
+	m.v[MIB_TotalSize] = 1000000;
+	m.v[MIB_AllocCount] = 10000;
+	mp_samp_ci95(&m, &s, 1, MIB_TotalSize, &lo, &hi);
+	ck_assert_double_eq_tol(lo, 1e6 - 1.96e4, 1);
+	ck_assert_double_eq_tol(hi, 1e6 + 1.96e4, 1);
+	/* Fields that are not estimated, and exact contexts: the value. */
+	m.v[MIB_MaxSize] = 100;
+	mp_samp_ci95(&m, &s, 1, MIB_MaxSize, &lo, &hi);
+	ck_assert(lo == 100 && hi == 100);
+	mp_samp_ci95(&m, NULL, 0, MIB_TotalSize, &lo, &hi);
+	ck_assert(lo == 1e6 && hi == 1e6);
+}
+END_TEST
+
+/*
+ * Below twenty samples, the seed's negative-binomial interval: its table
+ * for p = 1/102400 gives, for 8 samples, the failures' 2.5 % and 97.5 %
+ * quantiles 353666 and 1476870 (our gamma limit is within 0.1 %).
+ */
+START_TEST(negative_binomial_interval_matches_the_seed)
+{
+	struct mp_mib m = { { 0 } };
+	struct mp_samp s = entry(102400, 8, 10908, 819200, 1e10, 16);
+	double lo, hi;
+
+	m.v[MIB_TotalSize] = 819200;
+	m.v[MIB_AllocCount] = 51200;
+	mp_samp_ci95(&m, &s, 1, MIB_TotalSize, &lo, &hi);
+	ck_assert_double_eq_tol(lo, 353666 + 10908, 353666 * 1e-3);
+	ck_assert_double_eq_tol(hi, 1476870 + 10908, 1476870 * 1e-3);
+	/* The count's interval is the bytes' over the size. */
+	mp_samp_ci95(&m, &s, 1, MIB_AllocCount, &lo, &hi);
+	ck_assert_double_eq_tol(lo, (353666 + 10908) / 16.0, 30);
+	ck_assert_double_eq_tol(hi, (1476870 + 10908) / 16.0, 100);
+}
+END_TEST
+
+START_TEST(exact_part_is_added_to_both_ends)
+{
+	struct mp_mib m = { { 0 } };
+	struct mp_samp s = entry(4096, 100, 5000, 1e6, 1e8, 100);
+	double lo, hi;
+
+	/* 5000 bytes of the MIB were recorded exactly. */
+	m.v[MIB_TotalSize] = 1005000;
+	mp_samp_ci95(&m, &s, 1, MIB_TotalSize, &lo, &hi);
+	ck_assert_double_eq_tol(lo, 1005000 - 1.96e4, 1);
+	ck_assert_double_eq_tol(hi, 1005000 + 1.96e4, 1);
+}
+END_TEST
+
+/* Fixed-point sums: any order of folding gives the same bits. */
+START_TEST(folding_order_does_not_matter)
+{
+	struct mp_samp a = entry(4096, 1, 1, 0.1, 0.3, 1);
+	struct mp_samp b = entry(4096, 1, 1, 1e17, 0.7, 1);
+	struct mp_samp c = entry(4096, 1, 1, -0.0 + 3.3, 1e-3, 1);
+	struct mp_samp x = a, y = c;
+
+	mp_samp_add(&x, &b);
+	mp_samp_add(&x, &c);
+	mp_samp_add(&y, &b);
+	mp_samp_add(&y, &a);
+	ck_assert(memcmp(x.est, y.est, sizeof(x.est)) == 0);
+	ck_assert(memcmp(x.var, y.var, sizeof(x.var)) == 0);
+}
+END_TEST
+
+START_TEST(invalid_entries)
+{
+	struct mp_samp s = entry(4096, 1, 1, 10, 1, 10);
+
+	ck_assert(mp_samp_valid(&s));
+	s.interval = 0;
+	ck_assert(!mp_samp_valid(&s));
+	s = entry(4096, 0, 1, 10, 1, 10);
+	ck_assert(!mp_samp_valid(&s));
+	ck_assert(!mp_samp_set(&s, 0, NAN, 1));
+	ck_assert(!mp_samp_set(&s, 0, 1, -1));
+	ck_assert(!mp_samp_set(&s, 0, INFINITY, 1));
+	ck_assert(mp_samp_set(&s, 0, 1e300, 1e300));	/* saturates */
+	ck_assert(mp_samp_est(&s, 0) > 1e31);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("samp");
+	TCase *tc = tcase_create("samp");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, fold_adds_equal_intervals_and_sorts);
+	tcase_add_test(tc, normal_interval_from_twenty_samples);
+	tcase_add_test(tc, negative_binomial_interval_matches_the_seed);
+	tcase_add_test(tc, exact_part_is_added_to_both_ends);
+	tcase_add_test(tc, folding_order_does_not_matter);
+	tcase_add_test(tc, invalid_entries);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
