@@ -117,6 +117,7 @@ struct rt_tls {
 	int in_rt;		/* > 0 while the runtime works for itself */
 	uintptr_t stack_lo, stack_hi;	/* this thread's stack; hi 0 = unknown */
 	int stack_known;
+	uintptr_t code_lo, code_hi;	/* the code range a PC was last in */
 	/* Sampling (rt_sample.c): failed trials before the next sampled
 	 * byte, drawn for interval samp_ival (0: none drawn yet). */
 	uint64_t samp_left;

@@ -20,7 +20,10 @@
  */
 #include "rt.h"
 
+#include <elf.h>
 #include <execinfo.h>
+#include <link.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -55,9 +58,155 @@ static void stack_bounds(struct rt_tls *t, uintptr_t sp)
 	}
 }
 
+/* ------------------------------------------------------------ code map */
+
+/*
+ * The executable segments of the loaded modules, sorted, to tell a return
+ * address from what code without frame pointers leaves where a frame
+ * pointer should be (libstdc++ is built without them): a "return address"
+ * in no executable mapping ends the walk.  Built on the first miss and
+ * again when a miss finds modules loaded since (dl_iterate_phdr's
+ * dlpi_adds); tables are published whole and the old ones kept (one per
+ * dlopen that caused a miss, never freed: walks may still read them).
+ */
+struct code_map {
+	uint64_t adds;		/* dlpi_adds when built */
+	size_t n;
+	struct { uintptr_t lo, hi; } r[];
+};
+
+static _Atomic(struct code_map *) code_map;
+static rt_lock code_map_lock;
+
+struct code_walk {
+	struct code_map *m;	/* NULL: count only */
+	size_t n;
+	uint64_t adds;
+};
+
+static int add_code(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct code_walk *w = arg;
+
+	if (size >= offsetof(struct dl_phdr_info, dlpi_adds) + sizeof(info->dlpi_adds))
+		w->adds = info->dlpi_adds;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		if (w->m && w->n < w->m->n) {
+			w->m->r[w->n].lo = info->dlpi_addr + ph->p_vaddr;
+			w->m->r[w->n].hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+		}
+		w->n++;
+	}
+	return 0;
+}
+
+static int loads_of(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	if (size >= offsetof(struct dl_phdr_info, dlpi_adds) + sizeof(info->dlpi_adds))
+		*(uint64_t *)arg = info->dlpi_adds;
+	return 1;	/* the first module tells */
+}
+
+/*
+ * Rebuild the map if modules were loaded since it was made: 1 if it did.
+ * Asking costs the loader's lock, and code without frame pointers makes
+ * misses on every allocation it does: ask at most every 10 ms (a module
+ * loaded meanwhile has its frames cut that long).
+ */
+static int code_map_refresh(void)
+{
+	static _Atomic uint32_t asked_ms = UINT32_MAX;
+	struct code_map *old = atomic_load_explicit(&code_map, memory_order_acquire);
+	struct code_walk w = { NULL, 0, 0 };
+	uint32_t now = memprof_rt_now_ms(), last;
+	uint64_t adds = 0;
+	int ret = 0;
+
+	last = atomic_load_explicit(&asked_ms, memory_order_relaxed);
+	if (old && last != UINT32_MAX && now - last < 10)
+		return 0;
+	atomic_store_explicit(&asked_ms, now, memory_order_relaxed);
+	dl_iterate_phdr(loads_of, &adds);
+	if (old && old->adds == adds)
+		return 0;
+	memprof_rt_lock(&code_map_lock);
+	old = atomic_load_explicit(&code_map, memory_order_acquire);
+	if (!old || old->adds != adds) {
+		dl_iterate_phdr(add_code, &w);
+		/* Room for a module or two loaded between the passes. */
+		struct code_map *m = memprof_rt_ialloc(sizeof(*m) +
+						       (w.n + 8) * sizeof(m->r[0]));
+
+		if (m) {
+			m->n = w.n + 8;
+			w.m = m;
+			w.n = 0;
+			dl_iterate_phdr(add_code, &w);
+			m->n = w.n < m->n ? w.n : m->n;
+			m->adds = w.adds;
+			/* Insertion sort: a few dozen ranges. */
+			for (size_t i = 1; i < m->n; i++)
+				for (size_t j = i; j && m->r[j - 1].lo > m->r[j].lo; j--) {
+					uintptr_t lo = m->r[j].lo, hi = m->r[j].hi;
+
+					m->r[j] = m->r[j - 1];
+					m->r[j - 1].lo = lo;
+					m->r[j - 1].hi = hi;
+				}
+			atomic_store_explicit(&code_map, m, memory_order_release);
+			ret = 1;
+		}
+	}
+	memprof_rt_unlock(&code_map_lock);
+	return ret;
+}
+
+static int code_map_find(const struct code_map *m, uintptr_t pc,
+			 uintptr_t *lo, uintptr_t *hi)
+{
+	size_t a = 0, b = m ? m->n : 0;
+
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+
+		if (pc < m->r[mid].lo)
+			b = mid;
+		else if (pc >= m->r[mid].hi)
+			a = mid + 1;
+		else {
+			*lo = m->r[mid].lo;
+			*hi = m->r[mid].hi;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Does PC lie in the code of a loaded module?  The thread's last hit
+ * answers most calls with two compares. */
+static int is_code(struct rt_tls *t, uintptr_t pc)
+{
+	struct code_map *m;
+
+	if (pc - t->code_lo < t->code_hi - t->code_lo)
+		return 1;
+	m = atomic_load_explicit(&code_map, memory_order_acquire);
+	if (code_map_find(m, pc, &t->code_lo, &t->code_hi))
+		return 1;
+	return code_map_refresh() &&
+	       code_map_find(atomic_load_explicit(&code_map, memory_order_acquire),
+			     pc, &t->code_lo, &t->code_hi);
+}
+
 /*
  * Return addresses, leaf first, starting with the one in frame FP (the
- * allocation entry point's frame): the program's call site.
+ * allocation entry point's frame): the program's call site.  The walk
+ * stops at a frame pointer that leaves the thread's stack or goes
+ * backwards, and at a return address in no module's code.
  */
 static size_t unwind_fp(uintptr_t fp, uint64_t *pc, size_t max)
 {
@@ -72,7 +221,7 @@ static size_t unwind_fp(uintptr_t fp, uint64_t *pc, size_t max)
 		uintptr_t ret = ((const uintptr_t *)fp)[1];
 		uintptr_t next = ((const uintptr_t *)fp)[0];
 
-		if (ret < RT_PAGE)
+		if (ret < RT_PAGE || (n && !is_code(t, ret - 1)))
 			break;
 		pc[n++] = ret - 1;
 		if (n == max || !t->stack_hi || sp < t->stack_lo ||

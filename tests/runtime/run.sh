@@ -287,6 +287,21 @@ containers_case containers_fp containers "" "<=3"
 containers_case containers_cfi containers ":unwind=backtrace" 3
 containers_case containers_crt containers_crt "" "<=3"
 
+# A frame pointer that code without frame pointers left holding garbage:
+# the walk stops at the "return address" that lies in no module's code.
+build badframes clang-19 $CF -mno-red-zone -o "$T/badframes" "$SRC/badframes.c" "$LIB" $LF
+run_prof badframes "$T/badframes"
+bf=$(one_profile "$T/badframes.pd")
+check "the unwinder stops at a return address in no executable mapping" \
+	python3 -c 'import json, subprocess, sys
+prof = json.loads(subprocess.run(sys.argv[1:5], capture_output=True, check=True).stdout)[0]
+garbage = int(open(sys.argv[5]).read(), 16)
+sid = [k for k, m in prof["mibs"].items() if m["TotalSize"] == 48]
+assert len(sid) == 1, sid
+stack = prof["stacks"][sid[0]]
+assert garbage not in stack and len(stack) == 1, (hex(garbage), [hex(x) for x in stack])' \
+	python3 "$SRC/rawprof.py" json "$bf" "$T/badframes.stdout"
+
 # ------------------------------------------------------------------ threads, fork
 rm -rf "${T:?}/stress.pd"
 mkdir -p "$T/stress.pd"
