@@ -233,6 +233,19 @@ static void report(void *arg, const struct merge_result *r)
 		cli_error(r->path, "%s", mp_errmsg(r->err));
 	else if (r->rc != MP_OK)
 		cli_warning(r->path, "%s; input skipped", mp_errmsg(r->err));
+	if (r->rc == MP_OK && r->unresolved) {
+		char bid[2 * RAW_BUILD_ID_MAX + 1];
+
+		if (p->shown > 0)
+			fputc('\n', stderr);
+		mp_hex(r->unresolved_bid, r->unresolved_bid_size, bid, sizeof(bid));
+		cli_note(r->path, "%" PRIu64 " unsymbolized frame%s (build id %s%s) "
+			 "with no binary here: stacks through them match only "
+			 "unsymbolized ones; --binary with that build id "
+			 "symbolizes them", r->unresolved,
+			 r->unresolved == 1 ? "" : "s", bid,
+			 r->unresolved > 1 ? " and others" : "");
+	}
 	progress_line(p, r->index + 1, r->ninputs, r->contexts, last);
 }
 
@@ -526,6 +539,11 @@ int cmd_merge(int argc, char **argv)
 			 "(garbage past code without frame pointers; "
 			 "--keep-bad-frames keeps them)", m.cut,
 			 m.cut == 1 ? "" : "s");
+	if (m.resymbolized)
+		cli_note(NULL, "%" PRIu64 " unsymbolized frame%s of indexed inputs "
+			 "symbolized with the binaries given (they merge with "
+			 "the same frames of raw inputs)", m.resymbolized,
+			 m.resymbolized == 1 ? "" : "s");
 	if (m.saturated)
 		cli_warning(NULL, "%zu context%s reached 2^64 - 1 in a field and "
 			    "stopped there (weights too large?): those sums are "

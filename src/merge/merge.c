@@ -704,6 +704,18 @@ static enum mp_errcode build(struct merge *m, struct mp_err *err)
 	return MP_OK;
 }
 
+/* The outcome of one input. */
+struct job {
+	enum mp_errcode rc;
+	struct mp_err err;
+	bool fatal;		/* failed while being folded in */
+	bool raw;		/* a raw input (indexed ones count themselves) */
+	bool done;
+	uint64_t unresolved;	/* merge_result's */
+	uint8_t bid[RAW_BUILD_ID_MAX];
+	uint32_t bid_size;
+};
+
 /*
  * As for show (view.c), an indexed input may expand to at most 16 frames
  * per byte of it: a trie lets N nodes describe N^2/2 frames.
@@ -720,7 +732,84 @@ struct idx_add {
 	 * per time a stack passes through it. */
 	uint32_t *map;
 	uint64_t frames;	/* idx_stack_begin's budget */
+	/* Unsymbolized stack entries whose binary this merge has: each
+	 * expands to the frames of its address, which go to xids as a count
+	 * then the builder ids; map holds their place there + 1 with
+	 * XMAP set. */
+	uint32_t *xids;
+	size_t nxids, axids;
+	uint8_t *xrt;		/* per xids slot: the runtime's own frame */
+	size_t axrt;
+	uint64_t resymbolized;	/* frames symbolized here */
+	uint64_t unresolved;	/* and those that stay as they are */
+	uint8_t bid[RAW_BUILD_ID_MAX];	/* the first one's build id */
+	uint32_t bid_size;
 };
+
+#define XMAP 0x80000000u
+
+/*
+ * An unsymbolized frame FR (build id and ELF address) of an indexed input
+ * whose binary this merge knows: its frames, symbolized now, go to the
+ * builder and to a->xids (as XMAP | place + 1 in *SLOT).  False when it
+ * stays as it is (no such binary).  So an input merged without --binary
+ * and merged again with it comes out as if merged with it from the start,
+ * instead of keeping its stacks apart from the same stacks symbolized.
+ */
+static bool resymbolize(struct idx_add *a, const struct mp_frame *fr,
+			uint32_t *slot)
+{
+	struct merge *m = a->m;
+	struct sym_location loc = { .module = -1 };
+	int32_t module;
+	size_t at;
+
+	if (mp_frame_symbolized(fr) || !fr->build_id_size)
+		return false;
+	if ((a->rc = sym_module_of_build_id(m->sym, fr->build_id,
+					    fr->build_id_size, &module, a->err)))
+		return false;
+	if (module < 0) {
+		if (!a->unresolved++) {
+			a->bid_size = fr->build_id_size < RAW_BUILD_ID_MAX ?
+				      fr->build_id_size : RAW_BUILD_ID_MAX;
+			memcpy(a->bid, fr->build_id, a->bid_size);
+		}
+		return false;
+	}
+	loc.module = module;
+	loc.pc = loc.addr = loc.offset = fr->offset;
+	loc.build_id = fr->build_id;
+	loc.build_id_size = (uint8_t)fr->build_id_size;
+	m->buf.n = 0;
+	if ((a->rc = sym_stack_add(m->sym, &loc, &m->buf, a->err)) || !m->buf.n)
+		return false;
+	if (a->nxids + 1 + m->buf.n > XMAP - 1 ||
+	    !MP_GROW(a->xids, a->axids, a->nxids + 1 + m->buf.n) ||
+	    !MP_GROW(a->xrt, a->axrt, a->nxids + 1 + m->buf.n)) {
+		a->rc = mp_fail(a->err, MP_E_NOMEM, NULL);
+		return false;
+	}
+	at = a->nxids;
+	a->xids[a->nxids++] = (uint32_t)m->buf.n;
+	for (size_t i = 0; i < m->buf.n; i++) {
+		struct mp_frame f = m->buf.f[i];
+
+		if (sym_alloc_match(m->opts.alloc, f.function))
+			f.flags |= MP_FRAME_RUNTIME | MP_FRAME_ALLOC_LIB;
+		if ((a->rc = idx_builder_frame(&m->b, &f, &a->xids[a->nxids]))) {
+			mp_fail(a->err, a->rc, NULL);
+			return false;
+		}
+		/* As build() does for raw stacks: the runtime's own frames
+		 * go, the allocator library's stay. */
+		a->xrt[a->nxids++] = (f.flags & MP_FRAME_RUNTIME) &&
+				     !(f.flags & MP_FRAME_ALLOC_LIB);
+	}
+	*slot = XMAP | (uint32_t)(at + 1);
+	a->resymbolized++;
+	return true;
+}
 
 /*
  * Fold one context of an indexed input into the builder (called under
@@ -733,7 +822,7 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 	struct idx_stack_iter it;
 	struct idx_frame_buf fb;
 	struct mp_frame fr;
-	uint32_t n = 0;
+	uint32_t n = 0, lead = 0;
 
 	if ((a->rc = idx_stack_begin(&it, f, c->stack_id, &a->frames, a->err)))
 		return 1;
@@ -743,7 +832,40 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 	}
 	while (idx_stack_next(&it, &fr, &fb)) {
 		uint32_t *known = it.frame < f->nframes ? &a->map[it.frame] : NULL;
+		uint32_t spare;
 
+		if (known && !*known && resymbolize(a, &fr, known))
+			;	/* *known now names its frames in xids */
+		else if (a->rc)
+			return 1;
+		else if (!known && resymbolize(a, &fr, &spare))
+			known = &spare;
+		else if (a->rc)
+			return 1;
+		if (known && (*known & XMAP)) {
+			size_t at = (*known & ~XMAP) - 1;
+			const uint32_t *x = &a->xids[at];
+
+			if (!MP_GROW(a->ids, a->aids, (size_t)n + x[0] + it.left + 1)) {
+				a->rc = mp_fail(a->err, MP_E_NOMEM, NULL);
+				return 1;
+			}
+			for (uint32_t k = 0; k < x[0]; k++) {
+				/* Leading runtime frames, newly named, go. */
+				if (n == lead && a->xrt[at + 1 + k] &&
+				    !a->m->opts.keep_runtime)
+					lead++;
+				a->ids[n++] = x[1 + k];
+			}
+			continue;
+		}
+		/* A leading run of runtime frames that resymbolized ones
+		 * began goes on through the runtime's named frames (ld.so's
+		 * calloc below the interceptor). */
+		if (lead && n == lead && !a->m->opts.keep_runtime &&
+		    !(fr.flags & MP_FRAME_ALLOC_LIB) &&
+		    sym_is_runtime(fr.function, fr.file))
+			lead++;
 		if (known && *known) {
 			a->ids[n++] = *known - 1;
 			continue;
@@ -763,8 +885,10 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 			*known = a->ids[n] + 1;
 		n++;
 	}
-	a->rc = idx_builder_add_stack(&a->m->b, a->ids, n, &c->mib, c->hist,
-				      c->nhist, a->weight, a->err);
+	if (lead == n)
+		lead = 0;	/* all runtime: keep it all, as build() does */
+	a->rc = idx_builder_add_stack(&a->m->b, a->ids + lead, n - lead, &c->mib,
+				      c->hist, c->nhist, a->weight, a->err);
 	if (a->rc == MP_OK)
 		a->rc = idx_builder_add_samples(&a->m->b, c->samp, c->nsamp,
 						a->weight, a->err);
@@ -772,9 +896,10 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 }
 
 static enum mp_errcode add_indexed(struct merge *m, const struct idx_file *f,
-				   uint64_t weight, struct mp_err *err)
+				   uint64_t weight, struct job *j,
+				   struct mp_err *err)
 {
-	struct idx_add a = { m, weight, err, MP_OK, NULL, 0, NULL, 0 };
+	struct idx_add a = { .m = m, .weight = weight, .err = err };
 	int r;
 
 	a.map = calloc(f->nframes ? f->nframes : 1, sizeof(*a.map));
@@ -784,21 +909,18 @@ static enum mp_errcode add_indexed(struct merge *m, const struct idx_file *f,
 
 	free(a.ids);
 	free(a.map);
+	free(a.xids);
+	free(a.xrt);
+	__atomic_fetch_add(&m->resymbolized, a.resymbolized, __ATOMIC_RELAXED);
+	j->unresolved = a.unresolved;
+	j->bid_size = a.bid_size;
+	memcpy(j->bid, a.bid, sizeof(j->bid));
 	if (r && !a.rc)
 		a.rc = mp_fail(err, MP_E_NOMEM, NULL);
 	if (a.rc == MP_OK)
 		idx_builder_count_inputs(&m->b, f->ninputs ? f->ninputs : 1);
 	return a.rc;
 }
-
-/* The outcome of one input. */
-struct job {
-	enum mp_errcode rc;
-	struct mp_err err;
-	bool fatal;		/* failed while being folded in */
-	bool raw;		/* a raw input (indexed ones count themselves) */
-	bool done;
-};
 
 struct pipeline {
 	struct merge *m;
@@ -836,9 +958,13 @@ static void run_input(struct merge *m, struct scratch *s,
 					"offsets need; merge its raw profiles again",
 					f.version);
 		if (j->rc == MP_OK) {
+			/* The symbolizer too (resymbolize), in the order
+			 * symbolize_pending() takes the two. */
+			pthread_mutex_lock(&m->sym_lock);
 			pthread_mutex_lock(&m->b_lock);
-			j->rc = add_indexed(m, &f, in->weight, &j->err);
+			j->rc = add_indexed(m, &f, in->weight, j, &j->err);
 			pthread_mutex_unlock(&m->b_lock);
+			pthread_mutex_unlock(&m->sym_lock);
 			j->fatal = j->rc != MP_OK;
 		}
 	} else {
@@ -899,9 +1025,11 @@ static enum mp_errcode account(struct merge *m, const struct merge_input *in,
 {
 	struct merge_result r = {
 		.index = i, .ninputs = n, .path = in->path, .rc = j->rc,
-		.err = &j->err,
+		.err = &j->err, .unresolved = j->unresolved,
+		.unresolved_bid_size = j->bid_size,
 	};
 
+	memcpy(r.unresolved_bid, j->bid, sizeof(r.unresolved_bid));
 	if (j->rc == MP_OK) {
 		m->good++;
 		if (j->raw) {

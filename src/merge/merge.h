@@ -67,6 +67,12 @@ struct merge_result {
 	const struct mp_err *err;	/* why not; valid during the call */
 	bool fatal;		/* the merge stops here (else: skipped) */
 	size_t contexts;	/* distinct raw contexts folded so far */
+	/* An indexed input's unsymbolized stack entries that no binary of
+	 * this merge resolves (their stacks match only unsymbolized ones),
+	 * and the build id of the first. */
+	uint64_t unresolved;
+	uint8_t unresolved_bid[RAW_BUILD_ID_MAX];
+	uint32_t unresolved_bid_size;
 };
 
 typedef void merge_report_fn(void *arg, const struct merge_result *r);
@@ -102,6 +108,8 @@ struct merge {
 	size_t good, bad;	/* inputs merged, inputs rejected */
 	size_t saturated;	/* contexts with a field clamped at 2^64 - 1 */
 	uint64_t cut;		/* raw stacks cut at a PC in no segment */
+	uint64_t resymbolized;	/* indexed inputs' unsymbolized stack entries
+				 * symbolized by this merge's binaries */
 	const char *failed_input;	/* the input that stopped the merge */
 	/* Step 1: raw contexts by stack of location keys. */
 	struct ctab tab;

@@ -915,6 +915,25 @@ enum mp_errcode sym_map_pc(struct sym_ctx *ctx, const struct raw_profile *prof,
 	return no_binary_v1(ctx, prof, i, err);
 }
 
+enum mp_errcode sym_module_of_build_id(struct sym_ctx *ctx, const uint8_t *bid,
+				       uint32_t n, int32_t *module,
+				       struct mp_err *err)
+{
+	struct sym_bid *b;
+	bool added;
+
+	*module = -1;
+	if (n == 0)
+		return MP_OK;
+	b = bid_get(ctx, bid, n > RAW_BUILD_ID_MAX ? RAW_BUILD_ID_MAX : n, &added);
+	if (!b)
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	if (added)
+		b->module = find_by_build_id(ctx, b);
+	*module = b->module;
+	return MP_OK;
+}
+
 /* Does a registered binary (or debug-dir module) carry S's build id? */
 static bool covered(const struct sym_ctx *ctx, const struct raw_segment *s)
 {

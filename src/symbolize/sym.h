@@ -276,6 +276,16 @@ enum mp_errcode sym_map_pc(struct sym_ctx *ctx, const struct raw_profile *prof,
 enum mp_errcode sym_lookup(struct sym_ctx *ctx, int32_t module, uint64_t addr,
 			   const struct sym_frames **out, struct mp_err *err);
 
+/*
+ * The module whose build id is BID (N bytes): a registered binary, or a
+ * file found by build id in the debug directories; -1 when there is none.
+ * For frames that name their module by build id (an indexed profile's
+ * unsymbolized frames).  Fails only with MP_E_NOMEM.
+ */
+enum mp_errcode sym_module_of_build_id(struct sym_ctx *ctx, const uint8_t *bid,
+				       uint32_t n, int32_t *module,
+				       struct mp_err *err);
+
 /* Describe module MODULE; false if there is no such module. */
 bool sym_module_info(const struct sym_ctx *ctx, int32_t module,
 		     struct sym_module_info *out);
