@@ -188,10 +188,21 @@ void mp_samp_ci95(const struct mp_mib *m, const struct mp_samp *s, uint32_t ns,
 		est += mp_samp_est(&s[i], k);
 		var += mp_samp_var(&s[i], k);
 	}
-	/* What was not sampled is exact: the MIB minus the estimates. */
+	/*
+	 * What was not sampled is exact: the MIB minus the estimates, when
+	 * that is at least one object.  Less is the rounding of estimates
+	 * into the MIB's integers (up to about one object), not objects.
+	 */
 	exact = v - est;
-	if (exact < 0)
-		exact = 0;
+	{
+		int kc = mp_samp_index(MIB_AllocCount);
+		double cest = 0;
+
+		for (uint32_t i = 0; i < ns; i++)
+			cest += mp_samp_est(&s[i], kc);
+		if (exact < 0 || (double)m->v[MIB_AllocCount] - cest < 1)
+			exact = 0;
+	}
 	if (f == MIB_AllocCount)
 		seen = (double)mp_samp_count(s, ns);
 	else if (f == MIB_TotalSize)

@@ -305,38 +305,61 @@ uint64_t memprof_rt_sample_dump_seed(void)
 	return splitmix(&s);
 }
 
+/* V rounded to the nearest integer within [LO, HI]. */
+static uint64_t clamp_round(double v, double lo, double hi)
+{
+	v = v < lo ? lo : v > hi ? hi : v;
+	return v >= 0x1p64 ? UINT64_MAX : (uint64_t)(v + 0.5);
+}
+
+static uint32_t sat32(uint64_t v)
+{
+	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
 void memprof_rt_sample_apply(struct rt_mib *m, const struct rt_ctx *c,
 			     uint64_t *rng)
 {
-	double v[RAW_SAMPLE_NFIELDS];
-	uint64_t sum[RAW_SAMPLE_NFIELDS];
+	double x[RAW_SAMPLE_NFIELDS], count, f;
+	uint64_t sum[RAW_SAMPLE_NFIELDS], n;
 	unsigned k = 0;
 
 	memprof_rt_sample_sums(m, sum);
 	for (k = 0; k < RAW_SAMPLE_NFIELDS; k++) {
-		double x = (double)sum[k], f;
-
+		x[k] = (double)sum[k];
 		for (uint32_t i = 0; i < c->nsamp; i++)
-			x += c->samp[i].est[k] - (double)c->samp[i].raw[k];
-		/*
-		 * Rounded at random, up with the chance of the fraction, so
-		 * that the integer the MIB holds is itself unbiased (rounding
-		 * to nearest would make 4.4 objects 4, always).
-		 */
-		if (x <= 0) {
-			v[k] = 0;
-			continue;
-		}
-		f = x - (double)(uint64_t)x;
-		v[k] = (double)(uint64_t)x + (uniform(rng) < f ? 1 : 0);
+			x[k] += c->samp[i].est[k] - (double)c->samp[i].raw[k];
+		if (x[k] < 0)
+			x[k] = 0;
 	}
-	k = 0;
-	/* A 32-bit field saturates. */
-#define PUT(name)                                                              \
-	m->name = v[k] >= 0x1p64 ? (__typeof__(m->name))-1 :                   \
-		  (uint64_t)v[k] > (__typeof__(m->name))-1 ?                    \
-		  (__typeof__(m->name))-1 : (__typeof__(m->name))(uint64_t)v[k]; \
-	k++;
-	RAW_SAMPLE_FIELDS(PUT)
-#undef PUT
+	/*
+	 * The count is rounded at random, up with the chance of its
+	 * fraction, so that the integer is itself unbiased (to nearest, 4.4
+	 * objects would always be 4).  The sums are rounded to nearest
+	 * within what the count, the mins and the maxes allow: a context of
+	 * one size keeps TotalSize = AllocCount x size, as a reader expects.
+	 * (Indices are those of RAW_SAMPLE_FIELDS.)
+	 */
+	count = x[0] < 1 ? 1 : x[0];
+	f = count - (double)(uint64_t)count;
+	n = (uint64_t)count + (uniform(rng) < f ? 1 : 0);
+	if (n > UINT32_MAX)
+		n = UINT32_MAX;
+	m->AllocCount = (uint32_t)n;
+#define TOTAL(total, k, min, max)                                              \
+	m->total = clamp_round(x[k], (double)(max) > (double)(min) * n ?      \
+			       (double)(max) : (double)(min) * n,             \
+			       (double)(max) * n)
+	TOTAL(TotalAccessCount, 1, m->MinAccessCount, m->MaxAccessCount);
+	TOTAL(TotalSize, 2, m->MinSize, m->MaxSize);
+	TOTAL(TotalLifetime, 3, m->MinLifetime, m->MaxLifetime);
+	TOTAL(TotalAccessDensity, 8, m->MinAccessDensity, m->MaxAccessDensity);
+	TOTAL(TotalLifetimeAccessDensity, 9, m->MinLifetimeAccessDensity,
+	      m->MaxLifetimeAccessDensity);
+#undef TOTAL
+	/* Counts of objects, and of pairs of consecutive objects. */
+	m->NumMigratedCpu = sat32(clamp_round(x[4], 0, (double)n));
+	m->NumLifetimeOverlaps = sat32(clamp_round(x[5], 0, (double)n - 1));
+	m->NumSameAllocCpu = sat32(clamp_round(x[6], 0, (double)n - 1));
+	m->NumSameDeallocCpu = sat32(clamp_round(x[7], 0, (double)n - 1));
 }

@@ -25,6 +25,7 @@ import struct
 import subprocess
 import sys
 
+SAMPLE_MAGIC = 0x31706d6173706d81  # raw_format.h, RAW_SAMPLE_MAGIC
 HERE = os.path.dirname(os.path.abspath(__file__))
 FORMAT_H = os.path.join(HERE, "..", "..", "include", "memprof", "raw_format.h")
 
@@ -92,8 +93,7 @@ def read_profile(data, base):
     if total % 8 or total < HEADER or base + total > len(data):
         raise Bad("bad TotalSize %d" % total)
     b = data[base:base + total]
-    if seg_off != HEADER:
-        raise Bad("SegmentOffset %d, expected 48" % seg_off)
+    samples = read_samples(b, seg_off)
 
     nseg = u64(b, seg_off)
     segments = []
@@ -144,8 +144,48 @@ def read_profile(data, base):
         raise Bad("TotalSize %d, stack section ends at %d" % (total, o))
     if set(mibs) != set(stacks):
         raise Bad("stack ids differ between the MIB and stack sections")
-    return {"total_size": total, "version": version, "segments": segments,
+    for sid, entries in (samples or {}).items():
+        if sid not in mibs:
+            raise Bad("sample entry for stack id %d, which has no MIB" % sid)
+        if sum(e["n"] for e in entries) > mibs[sid]["AllocCount"]:
+            raise Bad("stack id %d: more samples than its estimated count" % sid)
+    prof = {"total_size": total, "version": version, "segments": segments,
             "mibs": mibs, "stacks": stacks}
+    if samples is not None:
+        prof["samples"] = samples
+    return prof
+
+
+def read_samples(b, seg_off):
+    """The sampled profile's block between the header and the segments
+    (raw_format.h), or None; without it the segments start at 48."""
+    if seg_off == HEADER:
+        return None
+    if seg_off < HEADER + 40 or u64(b, HEADER) != SAMPLE_MAGIC:
+        raise Bad("SegmentOffset %d, expected 48 or a sample block" % seg_off)
+    size, interval, k = u64(b, HEADER + 8), u64(b, HEADER + 16), u64(b, HEADER + 24)
+    if HEADER + size != seg_off or k != 10:
+        raise Bad("sample block of %d bytes, %d fields, segments at %d" % (size, k, seg_off))
+    tags = [u64(b, HEADER + 32 + 8 * i) for i in range(k)]
+    count = u64(b, HEADER + 32 + 8 * k)
+    esize = 32 + 16 * k
+    if 40 + 8 * k + count * esize != size:
+        raise Bad("sample block: %d entries do not fill %d bytes" % (count, size))
+    out = {}
+    o = HEADER + 40 + 8 * k
+    for _ in range(count):
+        sid, r, n, u = (u64(b, o + 8 * i) for i in range(4))
+        est = struct.unpack_from("<%dd" % k, b, o + 32)
+        var = struct.unpack_from("<%dd" % k, b, o + 32 + 8 * k)
+        if r == 0 or n == 0 or u == 0 or min(est + var) < 0:
+            raise Bad("sample entry for stack %d: interval %d, n %d, u %d" % (sid, r, n, u))
+        if any(e["interval"] == r for e in out.get(sid, [])):
+            raise Bad("two sample entries for stack %d at interval %d" % (sid, r))
+        out.setdefault(sid, []).append(
+            {"interval": r, "n": n, "u": u, "interval_at_dump": interval,
+             "est": dict(zip(tags, est)), "var": dict(zip(tags, var))})
+        o += esize
+    return out
 
 
 def check_mib(sid, m, ours):

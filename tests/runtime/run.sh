@@ -178,6 +178,20 @@ known_check known_a "$T/known_a" A
 known_check known_nofp "$T/known_nofp" - && relay $CK first "$T/known_nofp.json"
 known_check known_cb "$T/known_cb" A
 known_check known_h "$T/known_h" H
+# Sampled, every byte (interval 1): each object is sampled with weight 1,
+# so the estimates are the exact values, accesses included (mode A).
+MP_EXTRA=:sample_interval=1 known_check known_a_s1 "$T/known_a" A
+# At 4096 bytes the 1 MiB objects are certain to be sampled: their
+# accesses come through the shadow as in an exact run.
+MP_EXTRA=:sample_interval=4096:sample_seed=3 known_check known_a_s4k "$T/known_a" -
+check "known_a sampled at 4096: large_site exact (3 objects, 3000 accesses), the profile marked sampled" \
+	python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["summary"]["sampled"]
+c = [c for c in d["contexts"] if c["frames"] and c["frames"][0]["function"] == "large_site"]
+assert len(c) == 1, len(c)
+m = c[0]["mib"]
+assert (m["AllocCount"], m["TotalSize"], m["TotalAccessCount"]) == (3, 3 << 20, 3000), m' "$T/known_a_s4k.json"
 known_check known_crt "$T/known_crt" - crt
 known_check known_hcrt "$T/known_hcrt" - crt
 
