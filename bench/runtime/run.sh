@@ -10,9 +10,14 @@
 #   crt-B          uninstrumented object linked with -fmemory-profile:
 #                  compiler-rt's allocator and profiling, no access counting
 #   ours-B         uninstrumented object linked with libmemprof.a
-# and ours-B again with MEMPROF_OPTIONS=unwind=backtrace (glibc backtrace()
-# instead of the frame-pointer walk).  Prints a Markdown table of medians:
-# wall time, CPU time (user + sys) and peak RSS (GNU time's %M).
+# and, with the same binaries and different MEMPROF_OPTIONS:
+#   ours-A-s512k   ours-A with sample_interval=524288 (sampled profiling:
+#                  one byte in 512 KB on average picks its object)
+#   ours-B-s512k   ours-B with sample_interval=524288
+#   ours-B-backtrace  ours-B with unwind=backtrace (glibc backtrace()
+#                  instead of the frame-pointer walk), exact
+# Prints a Markdown table of medians: wall time, CPU time (user + sys) and
+# peak RSS (GNU time's %M).
 # Needs BUILD/libmemprof.a (make build/libmemprof.a), clang-19,
 # libclang-rt-19-dev and /usr/bin/time (package time).
 set -eu
@@ -75,8 +80,10 @@ for w in "4000000 1" "1000000 4"; do
 	echo "| runtime | wall s | CPU s | peak RSS MB | CPU vs plain |"
 	echo "|---|---:|---:|---:|---:|"
 	base=""
-	for v in plain crt-A ours-A crt-B ours-B ours-B-backtrace; do
+	for v in plain crt-A ours-A ours-A-s512k crt-B ours-B ours-B-s512k ours-B-backtrace; do
 		case $v in
+		ours-A-s512k) r=$(BIN=ours-A measure $v ":sample_interval=524288" "$1" "$2") ;;
+		ours-B-s512k) r=$(BIN=ours-B measure $v ":sample_interval=524288" "$1" "$2") ;;
 		ours-B-backtrace) r=$(BIN=ours-B measure $v ":unwind=backtrace" "$1" "$2") ;;
 		*) r=$(measure $v "" "$1" "$2") ;;
 		esac
