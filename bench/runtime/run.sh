@@ -33,7 +33,9 @@ SRC=$ROOT/bench/runtime/alloc_bench.c
 rm -rf "$OUT"
 mkdir -p "$OUT/prof"
 
-CF="-O2 -g -fno-omit-frame-pointer"
+# No sibling calls: the sites must keep their frames (3 to 8 deep), or
+# clang -O2 makes every call on the way a tail call and one context.
+CF="-O2 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls"
 x() { echo "+ $*" >&2; "$@"; }
 x clang-19 $CF -o "$OUT/plain" "$SRC" -pthread
 x clang-19 $CF -fmemory-profile -c -o "$OUT/a.o" "$SRC"
