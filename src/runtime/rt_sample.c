@@ -217,7 +217,11 @@ void memprof_rt_sample_child(void)
 	}
 	forks = 0;
 	atomic_store(&thread_ordinal, 0);
+	/* Drop the parent's countdown too (legal: the decision to drop it
+	 * does not depend on what it holds), or the child's first sample
+	 * would be the parent's next. */
 	memprof_rt_tls.samp_ival = 0;
+	memprof_rt_tls.samp_left = 0;
 }
 
 /* ------------------------------------------------------------ estimates */
