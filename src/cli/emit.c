@@ -25,6 +25,13 @@ struct level {
 
 enum scalar_type { S_NUM, S_STR, S_BOOL, S_NULL };
 
+/*
+ * The emitter formats into its own buffer and hands OUT whole buffers: a
+ * value then costs a memcpy, not a stdio call (issue 17: show's output
+ * should stream at disk speed).
+ */
+#define BUF_SIZE 65536
+
 struct emit {
 	enum emit_format fmt;
 	FILE *out;
@@ -33,7 +40,11 @@ struct emit {
 	bool dash_pending;	/* block: an object element of a list opened */
 	bool begun;		/* the document has started */
 	bool failed;		/* nesting misuse */
+	size_t len;		/* bytes waiting in buf */
+	char buf[BUF_SIZE];
 };
+
+static void flush_buf(struct emit *e);
 
 static const char *const format_names[] = { "text", "yaml", "json" };
 
@@ -67,6 +78,7 @@ bool emit_close(struct emit *e)
 		return true;
 	while (e->depth > 0)
 		emit_end(e);
+	flush_buf(e);
 	ok = !e->failed && fflush(e->out) == 0 && !ferror(e->out);
 	free(e);
 	return ok;
@@ -87,73 +99,150 @@ static bool keyed(const struct level *l)
 	return l && (l->kind == K_OBJECT || l->kind == K_ROW);
 }
 
+/* ---- the output buffer ---- */
+
+static void flush_buf(struct emit *e)
+{
+	/* A short write sets OUT's error flag, which emit_close() reads. */
+	if (e->len)
+		fwrite_unlocked(e->buf, 1, e->len, e->out);
+	e->len = 0;
+}
+
+static void put(struct emit *e, const void *s, size_t n)
+{
+	if (n > BUF_SIZE - e->len) {
+		flush_buf(e);
+		if (n > BUF_SIZE) {
+			fwrite_unlocked(s, 1, n, e->out);
+			return;
+		}
+	}
+	memcpy(e->buf + e->len, s, n);
+	e->len += n;
+}
+
+static void putch(struct emit *e, char c)
+{
+	if (e->len == BUF_SIZE)
+		flush_buf(e);
+	e->buf[e->len++] = c;
+}
+
+static void put_str(struct emit *e, const char *s)
+{
+	put(e, s, strlen(s));
+}
+
+static const char hex_digits[] = "0123456789abcdef";
+
+/* PREFIX (two characters), then V in hex with at least MIN digits. */
+static void put_hex_escape(struct emit *e, const char *prefix, uint32_t v,
+			   int min)
+{
+	char buf[8], *end = buf + sizeof(buf), *p = end;
+
+	for (; v || min > 0; min--) {
+		*--p = hex_digits[v & 15];
+		v >>= 4;
+	}
+	put(e, prefix, 2);
+	put(e, p, (size_t)(end - p));
+}
+
+/* Printable ASCII, which both backends copy as it is (bar two quoted). */
+static bool printable(unsigned char c)
+{
+	return (unsigned)(c - 0x20) < 0x5f;
+}
+
 /*
  * JSON string escaping; YAML double-quoted strings accept the same.  Both
  * must be Unicode, and names from binaries are bytes: a byte that is not
- * part of valid UTF-8 becomes U+FFFD.
+ * part of valid UTF-8 becomes U+FFFD.  S holds N bytes and a NUL, which
+ * stops mp_utf8_len() at the end.  Runs of printable ASCII are copied
+ * whole.
  */
-static void put_quoted(FILE *out, const char *s)
+static void put_quoted(struct emit *e, const char *s, size_t len)
 {
-	putc_unlocked('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+	const unsigned char *p = (const unsigned char *)s, *end = p + len;
+
+	putch(e, '"');
+	while (p < end) {
+		const unsigned char *run = p;
+
+		while (p < end && printable(*p) && *p != '"' && *p != '\\')
+			p++;
+		put(e, run, (size_t)(p - run));
+		if (p == end)
+			break;
 		if (*p >= 0x80) {
 			uint32_t cp;
 			size_t n = mp_utf8_len(p, &cp);
 
 			if (n == 0) {
-				fputs_unlocked("\\ufffd", out);
+				put(e, "\\ufffd", 6);
+				n = 1;
 			} else if (mp_unicode_hidden(cp)) {
-				fprintf(out, "\\u%04x", (unsigned)cp);
-				p += n - 1;
+				put_hex_escape(e, "\\u", cp, 4);
 			} else {
-				fwrite(p, 1, n, out);
-				p += n - 1;
+				put(e, p, n);
 			}
+			p += n;
 			continue;
 		}
 		switch (*p) {
-		case '"': fputs_unlocked("\\\"", out); break;
-		case '\\': fputs_unlocked("\\\\", out); break;
-		case '\n': fputs_unlocked("\\n", out); break;
-		case '\r': fputs_unlocked("\\r", out); break;
-		case '\t': fputs_unlocked("\\t", out); break;
-		default:
-			if (*p < 0x20 || *p == 0x7f)
-				fprintf(out, "\\u%04x", *p);
-			else
-				putc_unlocked(*p, out);
+		case '"': put(e, "\\\"", 2); break;
+		case '\\': put(e, "\\\\", 2); break;
+		case '\n': put(e, "\\n", 2); break;
+		case '\r': put(e, "\\r", 2); break;
+		case '\t': put(e, "\\t", 2); break;
+		default: put_hex_escape(e, "\\u", *p, 4);	/* C0, DEL */
 		}
+		p++;
 	}
-	putc_unlocked('"', out);
+	putch(e, '"');
 }
 
 /*
  * Text shows strings bare, with control characters made visible: C0 and
  * bytes that are not UTF-8 as \xHH, C1 and bidirectional controls as
- * \uHHHH.
+ * \uHHHH.  S holds LEN bytes and a NUL, as for put_quoted().
  */
-static void put_bare(FILE *out, const char *s)
+static void put_bare(struct emit *e, const char *s, size_t len)
 {
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		uint32_t cp;
-		size_t n = *p >= 0x80 ? mp_utf8_len(p, &cp) : 1;
+	const unsigned char *p = (const unsigned char *)s, *end = p + len;
 
-		if (*p < 0x20 || *p == 0x7f || n == 0) {
-			fprintf(out, "\\x%02x", *p);
-		} else if (n > 1 && mp_unicode_hidden(cp)) {
-			fprintf(out, "\\u%04x", (unsigned)cp);
-			p += n - 1;
+	while (p < end) {
+		const unsigned char *run = p;
+		uint32_t cp;
+		size_t n;
+
+		while (p < end && printable(*p))
+			p++;
+		put(e, run, (size_t)(p - run));
+		if (p == end)
+			break;
+		n = *p >= 0x80 ? mp_utf8_len(p, &cp) : 0;
+		if (n == 0) {
+			put_hex_escape(e, "\\x", *p, 2);	/* C0, DEL, not UTF-8 */
+			n = 1;
+		} else if (mp_unicode_hidden(cp)) {
+			put_hex_escape(e, "\\u", cp, 4);
 		} else {
-			fwrite(p, 1, n, out);
-			p += n - 1;
+			put(e, p, n);
 		}
+		p += n;
 	}
 }
 
 static void indent(struct emit *e, int n)
 {
-	for (int i = 0; i < n; i++)
-		putc_unlocked(' ', e->out);
+	static const char spaces[] = "                                ";
+
+	for (; n > 0; n -= (int)sizeof(spaces) - 1)
+		put(e, spaces, n < (int)sizeof(spaces) - 1
+			       ? (size_t)n : sizeof(spaces) - 1);
 }
 
 /* ---- JSON ---- */
@@ -164,46 +253,49 @@ static void json_before(struct emit *e, const char *key)
 
 	if (l) {
 		if (l->count)
-			putc_unlocked(',', e->out);
+			putch(e, ',');
 		if (inline_kind(l->kind)) {
 			if (l->count)
-				putc_unlocked(' ', e->out);
+				putch(e, ' ');
 		} else {
-			putc_unlocked('\n', e->out);
+			putch(e, '\n');
 			indent(e, 2 * e->depth);
 		}
 		l->count++;
 	}
 	if (keyed(l)) {
-		put_quoted(e->out, key ? key : "");
-		fputs_unlocked(": ", e->out);
+		if (key)
+			put_quoted(e, key, strlen(key));
+		else
+			put(e, "\"\"", 2);
+		put(e, ": ", 2);
 	}
 }
 
 static void json_scalar(struct emit *e, const char *key, enum scalar_type t,
-			const char *text)
+			const char *text, size_t len)
 {
 	json_before(e, key);
 	if (t == S_STR)
-		put_quoted(e->out, text);
+		put_quoted(e, text, len);
 	else
-		fputs_unlocked(text, e->out);
+		put(e, text, len);
 }
 
 static void json_begin(struct emit *e, enum kind k)
 {
-	putc_unlocked(k == K_OBJECT || k == K_ROW ? '{' : '[', e->out);
+	putch(e, k == K_OBJECT || k == K_ROW ? '{' : '[');
 }
 
 static void json_end(struct emit *e, const struct level *l)
 {
 	if (!inline_kind(l->kind) && l->count) {
-		putc_unlocked('\n', e->out);
+		putch(e, '\n');
 		indent(e, 2 * e->depth);
 	}
-	putc_unlocked(l->kind == K_OBJECT || l->kind == K_ROW ? '}' : ']', e->out);
+	putch(e, l->kind == K_OBJECT || l->kind == K_ROW ? '}' : ']');
 	if (e->depth == 0)
-		putc_unlocked('\n', e->out);
+		putch(e, '\n');
 }
 
 /* ---- YAML and text ---- */
@@ -231,10 +323,11 @@ static void block_before(struct emit *e, const char *key, bool block)
 		return;
 	if (inline_kind(l->kind)) {
 		if (l->count)
-			fputs_unlocked(yaml ? ", " : (l->kind == K_ROW ? "  " : " "),
-			      e->out);
-		if (l->kind == K_ROW)
-			fprintf(e->out, yaml ? "%s: " : "%s=", key ? key : "");
+			put_str(e, yaml ? ", " : (l->kind == K_ROW ? "  " : " "));
+		if (l->kind == K_ROW) {
+			put_str(e, key ? key : "");
+			put_str(e, yaml ? ": " : "=");
+		}
 		l->count++;
 		return;
 	}
@@ -243,26 +336,28 @@ static void block_before(struct emit *e, const char *key, bool block)
 		e->dash_pending = false;
 	} else {
 		if (e->depth > 1 || l->count)
-			putc_unlocked('\n', e->out);
+			putch(e, '\n');
 		indent(e, block_indent(e));
 	}
 	l->count++;
 	if (l->kind == K_LIST)
-		fputs_unlocked("- ", e->out);
-	else
-		fprintf(e->out, block ? "%s:" : "%s: ", key ? key : "");
+		put(e, "- ", 2);
+	else {
+		put_str(e, key ? key : "");
+		put(e, ": ", block ? 1 : 2);
+	}
 }
 
 static void block_scalar(struct emit *e, const char *key, enum scalar_type t,
-			 const char *text)
+			 const char *text, size_t len)
 {
 	block_before(e, key, false);
 	if (t != S_STR)
-		fputs_unlocked(text, e->out);
+		put(e, text, len);
 	else if (e->fmt == EMIT_YAML)
-		put_quoted(e->out, text);
+		put_quoted(e, text, len);
 	else
-		put_bare(e->out, text);
+		put_bare(e, text, len);
 }
 
 static void block_begin(struct emit *e, const char *key, enum kind k,
@@ -275,12 +370,12 @@ static void block_begin(struct emit *e, const char *key, enum kind k,
 		return;		/* the document itself */
 	block_before(e, key, !inline_kind(k));
 	if (k == K_ROW && !yaml && display) {
-		put_bare(e->out, display);
+		put_bare(e, display, strlen(display));
 		return;
 	}
 	if (inline_kind(k)) {
 		if (yaml)
-			putc_unlocked(k == K_ROW ? '{' : '[', e->out);
+			putch(e, k == K_ROW ? '{' : '[');
 		return;
 	}
 	if (parent->kind == K_LIST && k == K_OBJECT)
@@ -292,26 +387,26 @@ static void block_end(struct emit *e, const struct level *l)
 	bool yaml = e->fmt == EMIT_YAML;
 
 	if (e->depth == 0) {
-		putc_unlocked('\n', e->out);
+		putch(e, '\n');
 		return;
 	}
 	if (l->silent)
 		return;
 	if (inline_kind(l->kind)) {
 		if (yaml)
-			putc_unlocked(l->kind == K_ROW ? '}' : ']', e->out);
+			putch(e, l->kind == K_ROW ? '}' : ']');
 		else if (l->count == 0)
-			fputs_unlocked("(none)", e->out);
+			put_str(e, "(none)");
 		return;
 	}
 	if (l->count == 0) {
 		/* An empty container; its "key:" or "- " is already out. */
 		if (!e->dash_pending)
-			putc_unlocked(' ', e->out);
+			putch(e, ' ');
 		if (yaml)
-			fputs_unlocked(l->kind == K_OBJECT ? "{}" : "[]", e->out);
+			put_str(e, l->kind == K_OBJECT ? "{}" : "[]");
 		else
-			fputs_unlocked("(none)", e->out);
+			put_str(e, "(none)");
 		e->dash_pending = false;
 	}
 }
@@ -380,72 +475,114 @@ void emit_end(struct emit *e)
 		block_end(e, &l);
 }
 
-static void scalar(struct emit *e, const char *key, enum scalar_type t,
-		   const char *text)
+/*
+ * Is a scalar here shown?  Not inside a text row that has a display
+ * string; never outside the document (misuse).  Asked before a value is
+ * formatted, so that silent values cost nothing.
+ */
+static bool shown(struct emit *e)
 {
 	struct level *l = top(e);
 
 	if (!l) {
 		e->failed = true;
-		return;
+		return false;
 	}
-	if (l->silent)
-		return;
+	return !l->silent;
+}
+
+/* TEXT holds LEN bytes and a NUL. */
+static void scalar(struct emit *e, const char *key, enum scalar_type t,
+		   const char *text, size_t len)
+{
 	if (e->fmt == EMIT_JSON)
-		json_scalar(e, key, t, text);
+		json_scalar(e, key, t, text, len);
 	else
-		block_scalar(e, key, t, text);
+		block_scalar(e, key, t, text, len);
+}
+
+/* V in decimal, ending at END (at least 20 bytes after the buffer's
+ * start); returns where it begins. */
+static char *fmt_u64(char *end, uint64_t v)
+{
+	do {
+		*--end = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return end;
 }
 
 void emit_u64(struct emit *e, const char *key, uint64_t v)
 {
-	char buf[24];
+	char buf[24], *end = buf + sizeof(buf) - 1, *p;
 
-	snprintf(buf, sizeof(buf), "%" PRIu64, v);
-	scalar(e, key, S_NUM, buf);
+	if (!shown(e))
+		return;
+	*end = '\0';
+	p = fmt_u64(end, v);
+	scalar(e, key, S_NUM, p, (size_t)(end - p));
 }
 
 void emit_i64(struct emit *e, const char *key, int64_t v)
 {
-	char buf[24];
+	char buf[24], *end = buf + sizeof(buf) - 1, *p;
 
-	snprintf(buf, sizeof(buf), "%" PRId64, v);
-	scalar(e, key, S_NUM, buf);
+	if (!shown(e))
+		return;
+	*end = '\0';
+	p = fmt_u64(end, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
+	if (v < 0)
+		*--p = '-';
+	scalar(e, key, S_NUM, p, (size_t)(end - p));
 }
 
 void emit_f64(struct emit *e, const char *key, double v, int digits)
 {
 	char buf[64];
 
+	if (!shown(e))
+		return;
 	/* JSON has no NaN or infinity. */
 	if (v != v || v > 1e300 || v < -1e300)
-		scalar(e, key, S_NULL, "null");
+		scalar(e, key, S_NULL, "null", 4);
 	else {
 		snprintf(buf, sizeof(buf), "%.*f", digits, v);
-		scalar(e, key, S_NUM, buf);
+		scalar(e, key, S_NUM, buf, strlen(buf));
 	}
 }
 
 void emit_hex(struct emit *e, const char *key, uint64_t v)
 {
-	char buf[24];
+	char buf[24], *end = buf + sizeof(buf) - 1, *p = end;
 
-	snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
+	if (!shown(e))
+		return;
+	*end = '\0';
+	do {
+		*--p = hex_digits[v & 15];
+		v >>= 4;
+	} while (v);
+	*--p = 'x';
+	*--p = '0';
 	/* A string in JSON and YAML; bare in text either way. */
-	scalar(e, key, S_STR, buf);
+	scalar(e, key, S_STR, p, (size_t)(end - p));
 }
 
 void emit_str(struct emit *e, const char *key, const char *s)
 {
+	if (!shown(e))
+		return;
 	if (!s)
-		scalar(e, key, S_NULL, e->fmt == EMIT_TEXT ? "-" : "null");
+		scalar(e, key, S_NULL, e->fmt == EMIT_TEXT ? "-" : "null",
+		       e->fmt == EMIT_TEXT ? 1 : 4);
 	else
-		scalar(e, key, S_STR, s);
+		scalar(e, key, S_STR, s, strlen(s));
 }
 
 void emit_bool(struct emit *e, const char *key, bool v)
 {
-	scalar(e, key, S_BOOL, v ? "true" : "false");
+	if (shown(e))
+		scalar(e, key, S_BOOL, v ? "true" : "false", v ? 4 : 5);
 }
 
 void emit_error(struct emit *e, const char *file, const char *message)

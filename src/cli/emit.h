@@ -46,7 +46,11 @@ struct emit;
 /* Parse "text", "yaml" or "json"; false for anything else. */
 bool emit_format_parse(const char *name, enum emit_format *out);
 
-/* NULL only when out of memory. */
+/*
+ * NULL only when out of memory.  The emitter keeps its output in a buffer
+ * of its own and writes it to OUT when the buffer fills and at
+ * emit_close(): nothing else should write to OUT in between.
+ */
 struct emit *emit_open(enum emit_format f, FILE *out);
 /* Finish, flush and free; false when writing failed at any point. */
 bool emit_close(struct emit *e);

@@ -51,19 +51,21 @@ char *report_frame_string(const struct mp_frame *f, struct sym_demangler *dm)
 static bool emit_frame(struct emit *e, const struct mp_frame *f,
 		       struct sym_demangler *dm)
 {
-	char bid[2 * 255 + 1];
-	char *display = report_frame_string(f, dm);
+	char bid[2 * 255 + 1], line[1024];
+	const char *pretty = dm && f->function
+			     ? sym_demangled(dm, f->function) : NULL;
+	/* The display in LINE, or malloc'ed when longer (a C++ name). */
+	size_t n = mp_frame_format(f, pretty, line, sizeof(line));
+	char *display = n < sizeof(line) ? line : mp_frame_string(f, pretty);
 
 	if (!display)
 		return false;
 	emit_row(e, NULL, display);
-	free(display);
+	if (display != line)
+		free(display);
 	if (f->flags & MP_FRAME_ADDRESS)
 		emit_hex(e, "address", f->address);
 	if (mp_frame_symbolized(f)) {
-		const char *pretty = dm && f->function
-				     ? sym_demangled(dm, f->function) : NULL;
-
 		emit_str(e, "function", f->function);
 		if (pretty && pretty != f->function)
 			emit_str(e, "demangled", pretty);

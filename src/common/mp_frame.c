@@ -1,8 +1,7 @@
 #include "mp_frame.h"
 
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mp_util.h"
 
@@ -12,34 +11,102 @@ char *mp_frame_build_id_hex(const struct mp_frame *f, char *buf, size_t size)
 	return buf;
 }
 
-char *mp_frame_string(const struct mp_frame *f, const char *name)
+/* A writer into a buffer of SIZE bytes that counts what did not fit. */
+struct fmt {
+	char *buf;
+	size_t size, n;
+};
+
+static void fmt_put(struct fmt *w, const char *s, size_t len)
 {
+	if (w->n < w->size) {
+		size_t room = w->size - w->n;
+
+		memcpy(w->buf + w->n, s, len < room ? len : room);
+	}
+	w->n += len;
+}
+
+static void fmt_str(struct fmt *w, const char *s)
+{
+	fmt_put(w, s, strlen(s));
+}
+
+static void fmt_u64(struct fmt *w, uint64_t v)
+{
+	char d[20], *p = d + sizeof(d);
+
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	fmt_put(w, p, (size_t)(d + sizeof(d) - p));
+}
+
+/* "0x" and V in lowercase hex. */
+static void fmt_hex(struct fmt *w, uint64_t v)
+{
+	char d[18], *p = d + sizeof(d);
+
+	do {
+		*--p = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	*--p = 'x';
+	*--p = '0';
+	fmt_put(w, p, (size_t)(d + sizeof(d) - p));
+}
+
+size_t mp_frame_format(const struct mp_frame *f, const char *name, char *buf,
+		       size_t size)
+{
+	struct fmt w = { buf, size, 0 };
 	char bid[2 * 255 + 1];
-	char *out = NULL;
-	int n;
 
 	if (!mp_frame_symbolized(f)) {
-		if (f->build_id_size)
-			n = asprintf(&out, "%s+0x%" PRIx64,
-				     mp_frame_build_id_hex(f, bid, sizeof(bid)),
-				     f->offset);
-		else if (f->flags & MP_FRAME_ADDRESS)
-			n = asprintf(&out, "0x%" PRIx64, f->address);
-		else
-			n = asprintf(&out, "?+0x%" PRIx64, f->offset);
-		return n < 0 ? NULL : out;
+		if (f->build_id_size) {
+			fmt_str(&w, mp_frame_build_id_hex(f, bid, sizeof(bid)));
+			fmt_put(&w, "+", 1);
+			fmt_hex(&w, f->offset);
+		} else if (f->flags & MP_FRAME_ADDRESS) {
+			fmt_hex(&w, f->address);
+		} else {
+			fmt_put(&w, "?+", 2);
+			fmt_hex(&w, f->offset);
+		}
+	} else {
+		if (!name)
+			name = f->function ? f->function : "??";
+		fmt_str(&w, name);
+		if (f->flags & MP_FRAME_GUID) {
+			fmt_put(&w, " +", 2);
+		} else {
+			fmt_put(&w, " ", 1);
+			fmt_str(&w, f->file ? f->file : "??");
+			fmt_put(&w, ":", 1);
+		}
+		fmt_u64(&w, f->line);
+		fmt_put(&w, ":", 1);
+		fmt_u64(&w, f->column);
+		if (f->discriminator && !(f->flags & MP_FRAME_GUID)) {
+			fmt_put(&w, " [discriminator ", 16);
+			fmt_u64(&w, f->discriminator);
+			fmt_put(&w, "]", 1);
+		}
+		if (mp_frame_inlined(f))
+			fmt_put(&w, " (inlined)", 10);
 	}
-	if (!name)
-		name = f->function ? f->function : "??";
-	if (f->flags & MP_FRAME_GUID) {
-		n = asprintf(&out, "%s +%u:%u%s", name, f->line, f->column,
-			     mp_frame_inlined(f) ? " (inlined)" : "");
-		return n < 0 ? NULL : out;
-	}
-	n = asprintf(&out, "%s %s:%u:%u%s%.0u%s%s", name,
-		     f->file ? f->file : "??", f->line, f->column,
-		     f->discriminator ? " [discriminator " : "",
-		     f->discriminator, f->discriminator ? "]" : "",
-		     mp_frame_inlined(f) ? " (inlined)" : "");
-	return n < 0 ? NULL : out;
+	if (size)
+		buf[w.n < size ? w.n : size - 1] = '\0';
+	return w.n;
+}
+
+char *mp_frame_string(const struct mp_frame *f, const char *name)
+{
+	size_t n = mp_frame_format(f, name, NULL, 0);
+	char *out = n < SIZE_MAX ? malloc(n + 1) : NULL;
+
+	if (out)
+		mp_frame_format(f, name, out, n + 1);
+	return out;
 }

@@ -87,6 +87,15 @@ static inline uint64_t mp_frame_where(const struct mp_frame *f)
 char *mp_frame_string(const struct mp_frame *f, const char *name);
 
 /*
+ * mp_frame_string() into BUF of SIZE bytes, snprintf-like: at most SIZE
+ * bytes with the terminating NUL (when SIZE > 0); returns the length of
+ * the whole string, so that a result >= SIZE means it was cut.  For
+ * printing many frames without an allocation each.
+ */
+size_t mp_frame_format(const struct mp_frame *f, const char *name, char *buf,
+		       size_t size);
+
+/*
  * F's module: its build id in lowercase hex into BUF (at least 2 * size
  * + 1 bytes; "" when it has none).  Returns BUF.
  */

@@ -860,16 +860,20 @@ static void path_string(const struct idx_file *f, uint32_t node, char *buf,
 		comp[n] = mp_le32(path_ptr(f, p1 - 1));
 		p1 = mp_le32(path_ptr(f, p1 - 1) + 4);
 	}
-	buf[0] = '\0';
-	while (n-- > 0) {
-		int w = snprintf(buf + len, size - len, "%s%s", first ? "" : "/",
-				 string_at(f, comp[n]));
+	/* By hand, not snprintf: show expands a path for every frame. */
+	while (n-- > 0 && len < size - 1) {
+		const char *s = string_at(f, comp[n]);
+		size_t w = strlen(s);
 
+		if (!first)
+			buf[len++] = '/';
 		first = false;
-		if (w < 0 || (size_t)w >= size - len)
-			break;
-		len += (size_t)w;
+		if (w > size - 1 - len)
+			w = size - 1 - len;	/* cut to fit, as before */
+		memcpy(buf + len, s, w);
+		len += w;
 	}
+	buf[len] = '\0';
 }
 
 void idx_stack_frame(const struct idx_file *f, uint32_t stack_id, uint32_t k,
