@@ -30,7 +30,8 @@
  * order, and merge must write the same bytes whatever order its threads
  * fold in.  Files hold them as binary64; mp_samp_set/get convert.
  */
-typedef __int128 mp_fixed;
+/* Aligned to 8 only: entries live in arenas, which align to 8. */
+typedef __int128 mp_fixed __attribute__((aligned(8)));
 #define MP_FIXED_ONE ((double)(1 << 20))
 
 struct mp_samp {
