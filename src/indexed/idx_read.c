@@ -832,6 +832,14 @@ uint32_t idx_node_parent1(const struct idx_file *f, uint32_t node)
 	return parent1;
 }
 
+uint32_t idx_node_entry(const struct idx_file *f, uint32_t node)
+{
+	uint32_t frame, parent1;
+
+	node_at(f, node, &frame, &parent1);
+	return frame;
+}
+
 uint32_t idx_stack_depth(const struct idx_file *f, uint32_t stack_id)
 {
 	uint32_t depth = 0, node1 = stack_id + 1, frame;
