@@ -483,26 +483,36 @@ static enum mp_errcode add_side(struct cmp *c, struct view *v, int side,
 						    vc->mib.v[f]);
 		if ((rc = context_key(c, &t, v, vc, m, &key, &first)))
 			break;
-		slot = ht_map_find_or_add(&c->key_map, key, &added);
-		if (!slot) {
-			rc = MP_E_NOMEM;
-			break;
+		/* Keys are numbered from 0 densely: an array maps them. */
+		if (key >= c->nkey_entry) {
+			size_t n = c->nkey_entry;
+
+			if (!MP_GROW(c->key_entry, c->akey_entry,
+				     (size_t)c->nprefixes + 1)) {
+				rc = MP_E_NOMEM;
+				break;
+			}
+			c->nkey_entry = c->akey_entry;
+			memset(c->key_entry + n, 0,
+			       (c->nkey_entry - n) * sizeof(*c->key_entry));
 		}
+		slot = &c->key_entry[key];
+		added = *slot == 0;
 		if (added) {
 			if (c->n >= UINT32_MAX - 1 ||
 			    !MP_GROW(c->e, c->alloc, c->n + 1)) {
 				rc = MP_E_NOMEM;
 				break;
 			}
-			*slot = (uint32_t)c->n;
 			e = &c->e[c->n++];
+			*slot = (uint32_t)c->n;
 			memset(e, 0, sizeof(*e));
 			e->ctx = vc;
 			if ((rc = function_index(c, context_function(c, vc, first),
 						 &e->function)))
 				break;
 		}
-		e = &c->e[*slot];
+		e = &c->e[*slot - 1];
 		if (!e->present[side]) {
 			e->present[side] = true;
 			e->mib[side] = vc->mib;
@@ -545,6 +555,17 @@ static enum mp_errcode group_by_function(struct cmp *c)
 	return MP_OK;
 }
 
+/* The nodes of V's indexed inputs' tries: about as many stack keys. */
+static size_t trie_nodes(const struct view *v)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < v->ninputs; i++)
+		if (v->inputs[i].idx)
+			n += v->inputs[i].idx->ntrie;
+	return n;
+}
+
 enum mp_errcode cmp_build(struct cmp *c, struct view *base, struct view *test,
 			  enum cmp_match m, struct mp_err *err)
 {
@@ -556,7 +577,7 @@ enum mp_errcode cmp_build(struct cmp *c, struct view *base, struct view *test,
 	/* Room for every context as an entry: no copy per doubling, and
 	 * pages not touched when fewer keys are distinct. */
 	if (!MP_GROW(c->e, c->alloc, base->ncontexts + test->ncontexts) ||
-	    ht_map_reset(&c->key_map, base->ncontexts + test->ncontexts))
+	    ht_map_reset(&c->prefix_map, trie_nodes(base) + trie_nodes(test)))
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	rc = add_side(c, base, CMP_BASE, m);
 	if (!rc)
@@ -567,7 +588,9 @@ enum mp_errcode cmp_build(struct cmp *c, struct view *base, struct view *test,
 	c->nfkeys = c->afkeys = 0;
 	ht_release(&c->fkey_ht);
 	ht_map_release(&c->prefix_map);
-	ht_map_release(&c->key_map);
+	free(c->key_entry);
+	c->key_entry = NULL;
+	c->nkey_entry = c->akey_entry = 0;
 	ht_map_release(&c->str_by_ptr);
 	if (!rc)
 		rc = group_by_function(c);
@@ -588,7 +611,7 @@ void cmp_release(struct cmp *c)
 	free(c->by_fn);
 	ht_release(&c->fkey_ht);
 	ht_map_release(&c->prefix_map);
-	ht_map_release(&c->key_map);
+	free(c->key_entry);
 	ht_release(&c->str_ht);
 	ht_map_release(&c->str_by_ptr);
 	ht_map_release(&c->fn_by_str);

@@ -94,7 +94,8 @@ struct cmp {
 	struct ht fkey_ht;
 	struct ht_map prefix_map;	/* (stack key, frame key) -> stack key */
 	uint32_t nprefixes;
-	struct ht_map key_map;		/* stack key -> entry */
+	uint32_t *key_entry;		/* stack key -> entry + 1 (0: none) */
+	size_t nkey_entry, akey_entry;
 	const char **strs;		/* string id - 1 -> the string */
 	size_t nstrs, astrs;
 	struct ht str_ht;		/* strings by content */
@@ -187,13 +188,16 @@ void cmp_hot_cold(const struct cmp *c, const struct cmp_thresholds *t,
 struct cmp_row {
 	const char *function;
 	const struct cmp_entry *entry;
-	uint64_t v[2][MIB__COUNT];
-	bool present[2];
+	const uint64_t *v[2];		/* MIB__COUNT values per side: the
+					 * entry's MIB (zero where absent),
+					 * or a function's sums */
 	struct mp_samp *samp[2];	/* the row's sample entries per side */
 	uint32_t nsamp[2];
+	bool present[2];
 };
-/* *OUT (rows and their sample entries, one block) is the caller's to
- * free.  Fails only with MP_E_NOMEM. */
+/* *OUT (rows, function rows' sums and sample entries, one block) is the
+ * caller's to free: a row of an entry is 64 bytes.  Fails only with
+ * MP_E_NOMEM. */
 enum mp_errcode cmp_rows(const struct cmp *c, bool by_function,
 			 enum mib_field sort, struct cmp_row **out,
 			 size_t *nrows);
