@@ -720,11 +720,12 @@ START_TEST(old_version_is_rejected)
 	size_t size;
 	char want[64];
 
+	/* Exact contexts only: written as version 10. */
 	d = build(order, 2, 1, &size);
-	ck_assert_uint_eq(d[8], IDX_VERSION);
+	ck_assert_uint_eq(d[8], IDX_VERSION_EXACT);
 	d[8] = IDX_VERSION_MIN - 1;
 	ck_assert_int_eq(idx_open(&f, d, size, &err), MP_E_BAD_VERSION);
-	snprintf(want, sizeof(want), "version %d (supported: %d and %d)",
+	snprintf(want, sizeof(want), "version %d (supported: %d to %d)",
 		 IDX_VERSION_MIN - 1, IDX_VERSION_MIN, IDX_VERSION);
 	ck_assert_msg(strstr(err.detail, want), "message '%s'", err.detail);
 	d[8] = IDX_VERSION + 1;
