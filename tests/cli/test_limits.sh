@@ -155,7 +155,7 @@ fi
 # name is 64 KiB x scale long): overlap and diff match contexts on keys
 # computed once per trie node, of string ids, not on copies of the names
 # (34 GB at scale 1 before) nor on expanded stacks (about 1 KiB per byte
-# of the file given twice before: 72 MiB at scale 1, 535 MiB at scale 8).
+# of the file given twice before: 70 MiB at scale 1, 521 MiB at scale 8).
 # Peak RSS is at most 64 x the file plus 8 MiB for the process.
 res=""
 for scale in 1 2 4 8; do
