@@ -82,9 +82,14 @@ void cmp_cli_init(struct cmp_cli *co)
 	co->value = MIB_TotalSize;
 }
 
-/* Load one side: every context of PATH, symbolized through SYM. */
+/*
+ * Load one side: every context of PATH, symbolized through SYM.  An
+ * indexed file's stacks are expanded only with EXPAND (a flame graph
+ * draws them all); matching needs none of them, and the report expands
+ * those it prints.
+ */
 static int load_side(struct view *v, const char *path, struct sym_ctx *sym,
-		     const struct cli_sym *so, struct emit *e)
+		     const struct cli_sym *so, bool expand, struct emit *e)
 {
 	struct mp_err err = { 0 };
 
@@ -96,7 +101,7 @@ static int load_side(struct view *v, const char *path, struct sym_ctx *sym,
 		return cli_fail(path, &err);
 	}
 	view_set_frame_rules(v, &so->alloc, so->keep_runtime);
-	if (view_expand_all(v, &err)) {
+	if (expand && view_expand_all(v, &err)) {
 		emit_error(e, path, mp_errmsg(&err));
 		return cli_fail(path, &err);
 	}
@@ -168,7 +173,7 @@ int cmp_cli_run(struct cmp_cli *co, const struct cli_command *cmd,
 	struct cmp c = { 0 };
 	struct mp_err err = { 0 };
 	struct emit *e = NULL;
-	bool crossed = false, ok;
+	bool crossed = false, svg = diff && co->svg, ok;
 	int rc;
 
 	view_init(&base);
@@ -190,8 +195,8 @@ int cmp_cli_run(struct cmp_cli *co, const struct cli_command *cmd,
 		goto out;
 	}
 	if ((rc = cli_sym_setup(&co->so, &sym)) ||
-	    (rc = load_side(&base, co->ro.base_path, &sym, &co->so, e)) ||
-	    (rc = load_side(&test, co->ro.test_path, &sym, &co->so, e)))
+	    (rc = load_side(&base, co->ro.base_path, &sym, &co->so, svg, e)) ||
+	    (rc = load_side(&test, co->ro.test_path, &sym, &co->so, svg, e)))
 		goto out;
 	rc = EXIT_ERROR;
 	if (cmp_build(&c, &base, &test, co->ro.match, &err)) {

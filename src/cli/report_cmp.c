@@ -64,9 +64,19 @@ static void emit_matching(struct emit *e, const struct cmp *c)
 	emit_end(e);
 }
 
-static bool emit_frames(struct emit *e, const struct view_context *v,
-			struct sym_demangler *dm)
+/*
+ * The frames of entry X's context, expanded now if it comes from an
+ * indexed file.  That fails only when out of memory: every context of a
+ * file expands once at most, within the frames idx_open() allowed.
+ */
+static bool emit_frames(struct emit *e, const struct cmp *c,
+			const struct cmp_entry *x, struct sym_demangler *dm)
 {
+	const struct view_context *v = x->ctx;
+	struct mp_err err = { 0 };
+
+	if (cmp_entry_frames(c, x, &err))
+		return false;
 	emit_list(e, "frames");
 	for (uint32_t k = 0; k < v->nframes; k++) {
 		char *display = report_frame_string(&v->frames[k], dm);
@@ -137,7 +147,7 @@ static size_t emit_hot_cold(struct emit *e, const struct cmp *c,
 		emit_str(e, "test", cmp_class_name(k[1]));
 		emit_u64(e, "base_TotalSize", x->mib[0].v[MIB_TotalSize]);
 		emit_u64(e, "test_TotalSize", x->mib[1].v[MIB_TotalSize]);
-		if (!emit_frames(e, x->ctx, o->demangler))
+		if (!emit_frames(e, c, x, o->demangler))
 			return SIZE_MAX;
 		emit_end(e);
 	}
@@ -284,7 +294,7 @@ bool report_diff(struct emit *e, const struct cmp *c,
 		emit_object(e, NULL);
 		emit_str(e, "status", status_of(r, o->sort));
 		emit_str(e, "function", r->function);
-		if (r->entry && !emit_frames(e, r->entry->ctx, o->cmp.demangler)) {
+		if (r->entry && !emit_frames(e, c, r->entry, o->cmp.demangler)) {
 			free(rows);
 			return false;
 		}

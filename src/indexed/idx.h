@@ -224,6 +224,14 @@ int idx_find_function(const struct idx_file *f, const char *name,
  * O(depth^2).  Node ids are byte offsets, so they are not consecutive.
  */
 uint32_t idx_node_parent1(const struct idx_file *f, uint32_t node);
+/*
+ * The stack entry of trie node NODE: its index in the file's table of
+ * frames, below f->nframes when there is one.  Equal entries, equal
+ * frames: a reader that computes something per frame (a match key, a
+ * rule) computes it once per entry, where a file has fewer entries than
+ * nodes.
+ */
+uint32_t idx_node_entry(const struct idx_file *f, uint32_t node);
 
 /* Depth of the stack STACK_ID (number of frames). */
 uint32_t idx_stack_depth(const struct idx_file *f, uint32_t stack_id);

@@ -321,8 +321,10 @@ static enum mp_errcode check_trie(struct idx_file *f, struct trie_check *tc,
 	f->trie_size = (uint32_t)size;
 	tc->starts = calloc(size / 8 + 1, 1);
 	tc->depth = malloc(size * sizeof(*tc->depth));
-	/* A node takes at least 2 bytes: the count bounds the map. */
-	if (!tc->starts || !tc->depth || ht_map_reset(&seen, size / 2 + 1))
+	/* A node takes at least 2 bytes: the size bounds the map; the
+	 * header's count sizes it (a count too small only makes it grow). */
+	if (!tc->starts || !tc->depth ||
+	    ht_map_reset(&seen, (f->ntrie < size / 2 ? f->ntrie : size / 2) + 1))
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	end = base + size;
 	for (p = base + TRIE_HEADER; p < end && !rc; n++) {
@@ -830,6 +832,14 @@ uint32_t idx_node_parent1(const struct idx_file *f, uint32_t node)
 
 	node_at(f, node, &frame, &parent1);
 	return parent1;
+}
+
+uint32_t idx_node_entry(const struct idx_file *f, uint32_t node)
+{
+	uint32_t frame, parent1;
+
+	node_at(f, node, &frame, &parent1);
+	return frame;
 }
 
 uint32_t idx_stack_depth(const struct idx_file *f, uint32_t stack_id)

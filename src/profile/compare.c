@@ -146,101 +146,246 @@ static uint32_t str_id_copy(struct cmp *c, const char *s)
 }
 
 /*
- * The match key of a context: per frame a few 32-bit words of string ids
- * and numbers, as the match mode says, into c->kw.  A frame costs the same
- * whatever the length of its names.  False when out of memory.
+ * Match keys, hash-consed.  A frame's key is a few 32-bit words of string
+ * ids and numbers, as the match mode says (frame_words), numbered once
+ * per distinct frame key.  A stack's key is built from its outermost
+ * frame down to its leaf: the empty stack's is 0, and frames k..n-1 have
+ * the number of the pair (key of frames k+1..n-1, frame key of k), each
+ * distinct pair numbered once (prefix_key).  Equal stacks, on either
+ * side, raw or indexed, then have equal keys, and a context's key is one
+ * 32-bit id, whatever its depth and its names' lengths.
+ *
+ * An indexed file's call-stack trie shares its prefixes the same way: a
+ * trie node's key is computed once (struct trie_memo), from its parent's
+ * and its own frame's, so matching an indexed input costs its trie nodes,
+ * not the sum of its stacks' depths (a trie of N nodes can describe N^2/2
+ * frames), and no stack is expanded.  Only the contexts printed are
+ * (cmp_entry_frames).
  */
-static bool context_key(struct cmp *c, const struct view_context *vc,
-			enum cmp_match m)
-{
-	c->nkw = 0;
-	for (uint32_t i = 0; i < vc->nframes; i++) {
-		const struct mp_frame *f = &vc->frames[i];
-		uint32_t w[7], n = 0;
-
-		if (!mp_frame_symbolized(f)) {
-			/* Unsymbolized: its module and offset, or its address. */
-			char bid[2 * 255 + 1];
-			uint64_t at = f->build_id_size || !(f->flags & MP_FRAME_ADDRESS)
-				? f->offset : f->address;
-
-			w[n++] = 1;
-			w[n++] = str_id_copy(c, mp_frame_build_id_hex(f, bid,
-								      sizeof(bid)));
-			w[n++] = (uint32_t)at;
-			w[n++] = (uint32_t)(at >> 32);
-		} else {
-			w[n++] = 2;
-			w[n++] = str_id(c, f->function ? f->function : "");
-			if (m != CMP_MATCH_FUNCTION) {
-				w[n++] = str_id(c, f->file ? f->file : "");
-				w[n++] = f->line;
-				w[n++] = m == CMP_MATCH_COLUMN ? f->column : 0;
-				w[n++] = f->discriminator;
-				w[n++] = mp_frame_inlined(f);
-			}
-		}
-		if (c->nomem || !MP_GROW(c->kw, c->akw, c->nkw + n))
-			return false;
-		memcpy(c->kw + c->nkw, w, n * sizeof(*w));
-		c->nkw += n;
-	}
-	return true;
-}
-
-struct key_probe {
-	struct cmp *c;
-	enum cmp_match m;
-	bool nomem;
+struct cmp_fkey {
+	uint32_t n;
+	uint32_t w[7];
 };
 
 /*
- * Is entry ID's context the one whose key is in c->kw?  Its key is not
- * kept: it is made again from its context, into the spare buffer (a
- * context's frames stay in its view).
+ * The words of frame F.  Its strings must be in memory that outlives the
+ * comparison (a view's), but for the file path when FILE_TEMP: that is
+ * hashed by its bytes and copied once.  False when out of memory.
  */
-static bool key_eq(const void *key, uint32_t id, const void *ctx)
+static bool frame_words(struct cmp *c, const struct mp_frame *f,
+			enum cmp_match m, bool file_temp, struct cmp_fkey *k)
 {
-	struct key_probe *p = (struct key_probe *)key;
-	struct cmp *c = p->c;
-	uint32_t *kw = c->kw;
-	size_t nkw = c->nkw, akw = c->akw;
-	bool eq;
+	k->n = 0;
+	if (!mp_frame_symbolized(f)) {
+		/* Unsymbolized: its module and offset, or its address. */
+		char bid[2 * 255 + 1];
+		uint64_t at = f->build_id_size || !(f->flags & MP_FRAME_ADDRESS)
+			? f->offset : f->address;
 
-	(void)ctx;
-	/* Swap the buffers: the probe's key goes to kw2 for a moment. */
-	c->kw = c->kw2;
-	c->akw = c->akw2;
-	if (!context_key(c, c->e[id].ctx, p->m)) {
-		p->nomem = true;
-		eq = false;
+		k->w[k->n++] = 1;
+		k->w[k->n++] = str_id_copy(c, mp_frame_build_id_hex(f, bid,
+								      sizeof(bid)));
+		k->w[k->n++] = (uint32_t)at;
+		k->w[k->n++] = (uint32_t)(at >> 32);
 	} else {
-		/* A context without frames has an empty key, and maybe no
-		 * buffer yet. */
-		eq = c->nkw == nkw &&
-		     (!nkw || memcmp(c->kw, kw, nkw * sizeof(*kw)) == 0);
+		const char *file = f->file ? f->file : "";
+
+		k->w[k->n++] = 2;
+		k->w[k->n++] = str_id(c, f->function ? f->function : "");
+		if (m != CMP_MATCH_FUNCTION) {
+			k->w[k->n++] = file_temp ? str_id_copy(c, file)
+						 : str_id(c, file);
+			k->w[k->n++] = f->line;
+			k->w[k->n++] = m == CMP_MATCH_COLUMN ? f->column : 0;
+			k->w[k->n++] = f->discriminator;
+			k->w[k->n++] = mp_frame_inlined(f);
+		}
 	}
-	c->kw2 = c->kw;
-	c->akw2 = c->akw;
-	c->kw = kw;
-	c->nkw = nkw;
-	c->akw = akw;
-	return eq;
+	return !c->nomem;
+}
+
+static bool fkey_eq(const void *key, uint32_t id, const void *ctx)
+{
+	const struct cmp_fkey *k = key;
+	const struct cmp *c = ctx;
+
+	return c->fkeys[id].n == k->n &&
+	       memcmp(c->fkeys[id].w, k->w, k->n * sizeof(*k->w)) == 0;
+}
+
+/* Frame F's key number, from 1; 0 when out of memory. */
+static uint32_t frame_key(struct cmp *c, const struct mp_frame *f,
+			  enum cmp_match m, bool file_temp)
+{
+	struct cmp_fkey k;
+	uint64_t h;
+	uint32_t id;
+
+	if (!frame_words(c, f, m, file_temp, &k))
+		return 0;
+	h = mp_hash_bytes(k.w, k.n * sizeof(*k.w), 3);
+	id = ht_find(&c->fkey_ht, h, fkey_eq, &k, c);
+	if (id != HT_NONE)
+		return id + 1;
+	if (c->nfkeys >= UINT32_MAX - 2 ||
+	    !MP_GROW(c->fkeys, c->afkeys, c->nfkeys + 1) ||
+	    ht_insert(&c->fkey_ht, h, (uint32_t)c->nfkeys))
+		return 0;
+	c->fkeys[c->nfkeys] = k;
+	return (uint32_t)++c->nfkeys;
+}
+
+/* The key of the stack PARENT with the frame of key FK under it, from
+ * 1; 0 when out of memory. */
+static uint32_t prefix_key(struct cmp *c, uint32_t parent, uint32_t fk)
+{
+	uint32_t *slot;
+	bool added;
+
+	slot = ht_map_find_or_add(&c->prefix_map, ht_pair_key(parent, fk), &added);
+	if (!slot || (added && c->nprefixes >= UINT32_MAX - 2))
+		return 0;
+	if (added)
+		*slot = (uint32_t)++c->nprefixes;
+	return *slot;
+}
+
+/* The key of a context with its frames (raw, LLVM, or expanded), into
+ * *KEY.  False when out of memory. */
+static bool frames_key(struct cmp *c, const struct view_context *vc,
+		       enum cmp_match m, uint32_t *key)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = vc->nframes; i-- > 0;) {
+		uint32_t fk = frame_key(c, &vc->frames[i], m, false);
+
+		if (!fk || !(k = prefix_key(c, k, fk)))
+			return false;
+	}
+	*key = k;
+	return true;
 }
 
 /*
- * The function a context belongs to: its leaf frame's; for an
- * unsymbolized leaf, its module's build id in hex, or "?".  As a string
- * id (0 when out of memory).
+ * What the keys of one indexed file's contexts need, each computed once:
+ * per trie node (by offset) its key and the nearest node at or above it
+ * whose frame the view's rules keep (view_frame_hidden: the leading
+ * hidden frames of a context are not part of it), per stack entry its
+ * frame key and whether it is hidden.  8 bytes per byte of the trie and
+ * 4 per stack entry.
  */
-static uint32_t leaf_function(struct cmp *c, const struct view_context *v)
+struct trie_memo {
+	const struct idx_file *f;
+	uint32_t (*node)[2];	/* key (0: not yet), kept node + 1 (0: none) */
+	uint32_t *entry;	/* frame key | TRIE_HIDDEN (0: not yet) */
+	uint32_t *walk;		/* nodes on the way up, not yet known */
+	size_t awalk;
+};
+
+#define TRIE_HIDDEN 0x80000000u
+
+static void trie_memo_release(struct trie_memo *t)
 {
-	const struct mp_frame *f;
+	free(t->node);
+	free(t->entry);
+	free(t->walk);
+	memset(t, 0, sizeof(*t));
+}
+
+static enum mp_errcode trie_memo_reset(struct trie_memo *t,
+				       const struct idx_file *f)
+{
+	trie_memo_release(t);
+	t->f = f;
+	t->node = calloc(f->trie_size ? f->trie_size : 1, sizeof(*t->node));
+	t->entry = calloc(f->nframes ? f->nframes : 1, sizeof(*t->entry));
+	return t->node && t->entry ? MP_OK : MP_E_NOMEM;
+}
+
+/* The frame key of trie node NODE, with TRIE_HIDDEN; 0 when out of
+ * memory. */
+static uint32_t node_frame_key(struct cmp *c, struct trie_memo *t,
+			       const struct view *v, uint32_t node,
+			       enum cmp_match m)
+{
+	uint32_t e = idx_node_entry(t->f, node), fk;
+	struct idx_frame_buf buf;
+	struct mp_frame fr;
+
+	if (e < t->f->nframes && t->entry[e])
+		return t->entry[e];
+	idx_stack_frame(t->f, node, 0, &fr, &buf);
+	fk = frame_key(c, &fr, m, true);
+	if (!fk || fk >= TRIE_HIDDEN)
+		return 0;
+	if (view_frame_hidden(v, &fr))
+		fk |= TRIE_HIDDEN;
+	if (e < t->f->nframes)
+		t->entry[e] = fk;
+	return fk;
+}
+
+/*
+ * The key of the context at trie node LEAF, the view's rules applied,
+ * into *KEY, and the node of its first frame kept into *FIRST.  Walks up
+ * only as far as the first node already known.
+ */
+static enum mp_errcode trie_key(struct cmp *c, struct trie_memo *t,
+				const struct view *v, uint32_t leaf,
+				enum cmp_match m, uint32_t *key, uint32_t *first)
+{
+	uint32_t n = leaf, up = 0, kept1 = 0;
+	size_t depth = 0;
+
+	/* Stack ids and parents were checked by idx_open(). */
+	if (leaf >= t->f->trie_size)
+		return MP_E_CORRUPT;
+	for (;;) {
+		uint32_t p1;
+
+		if (t->node[n][0]) {
+			up = t->node[n][0];
+			kept1 = t->node[n][1];
+			break;
+		}
+		if (!MP_GROW(t->walk, t->awalk, depth + 1))
+			return MP_E_NOMEM;
+		t->walk[depth++] = n;
+		p1 = idx_node_parent1(t->f, n);
+		if (!p1 || p1 - 1 >= n)
+			break;
+		n = p1 - 1;
+	}
+	while (depth-- > 0) {
+		uint32_t fk;
+
+		n = t->walk[depth];
+		fk = node_frame_key(c, t, v, n, m);
+		if (!fk || !(up = prefix_key(c, up, fk & ~TRIE_HIDDEN)))
+			return MP_E_NOMEM;
+		if (!(fk & TRIE_HIDDEN))
+			kept1 = n + 1;
+		t->node[n][0] = up;
+		t->node[n][1] = kept1;
+	}
+	/* A context made only of hidden frames is kept whole. */
+	*first = t->node[leaf][1] ? t->node[leaf][1] - 1 : leaf;
+	*key = t->node[*first][0];
+	return MP_OK;
+}
+
+/*
+ * The function a context belongs to: its leaf frame's (F, NULL for an
+ * empty stack); for an unsymbolized leaf, its module's build id in hex,
+ * or "?".  As a string id (0 or UINT32_MAX when out of memory).
+ */
+static uint32_t leaf_function(struct cmp *c, const struct mp_frame *f)
+{
 	char bid[2 * 255 + 1];
 
-	if (v->nframes == 0)
+	if (!f)
 		return str_id(c, "");
-	f = &v->frames[0];
 	if (f->function)
 		return str_id(c, f->function);
 	if (!f->build_id_size)
@@ -289,37 +434,85 @@ static bool fold_samples(struct cmp *c, struct mp_samp **l, uint32_t *n,
 	return true;
 }
 
-static enum mp_errcode add_side(struct cmp *c, const struct view *v, int side,
+/*
+ * Context VC's key into *KEY; for an indexed context, the trie node of
+ * its first frame kept into *FIRST.
+ */
+static enum mp_errcode context_key(struct cmp *c, struct trie_memo *t,
+				   const struct view *v,
+				   const struct view_context *vc,
+				   enum cmp_match m, uint32_t *key, uint32_t *first)
+{
+	enum mp_errcode rc;
+
+	if (!vc->idx)
+		return frames_key(c, vc, m, key) ? MP_OK : MP_E_NOMEM;
+	if (t->f != vc->idx && (rc = trie_memo_reset(t, vc->idx)))
+		return rc;
+	return trie_key(c, t, v, (uint32_t)vc->id, m, key, first);
+}
+
+/* The string id of VC's function (leaf_function), FIRST as context_key
+ * gave it. */
+static uint32_t context_function(struct cmp *c, const struct view_context *vc,
+				 uint32_t first)
+{
+	struct idx_frame_buf buf;
+	struct mp_frame fr;
+
+	if (!vc->idx)
+		return leaf_function(c, vc->nframes ? &vc->frames[0] : NULL);
+	idx_stack_frame(vc->idx, first, 0, &fr, &buf);
+	return leaf_function(c, &fr);
+}
+
+static enum mp_errcode add_side(struct cmp *c, struct view *v, int side,
 				enum cmp_match m)
 {
-	for (size_t i = 0; i < v->ncontexts; i++) {
-		const struct view_context *vc = &v->contexts[i];
-		struct key_probe probe = { c, m, false };
+	struct trie_memo t = { 0 };
+	enum mp_errcode rc = MP_OK;
+
+	for (size_t i = 0; i < v->ncontexts && !rc; i++) {
+		struct view_context *vc = &v->contexts[i];
 		struct cmp_entry *e;
-		uint64_t h;
-		uint32_t id;
+		uint32_t key, first = 0, *slot;
+		bool added;
 
 		for (int f = 0; f < MIB__COUNT; f++)
 			c->total[side][f] = sat_add(c->total[side][f],
 						    vc->mib.v[f]);
-		if (!context_key(c, vc, m))
-			return MP_E_NOMEM;
-		h = mp_hash_bytes(c->kw, c->nkw * sizeof(*c->kw), 3);
-		id = ht_find(&c->key_ht, h, key_eq, &probe, c);
-		if (probe.nomem)
-			return MP_E_NOMEM;
-		if (id == HT_NONE) {
-			if (!MP_GROW(c->e, c->alloc, c->n + 1))
-				return MP_E_NOMEM;
-			id = (uint32_t)c->n++;
-			e = &c->e[id];
+		if ((rc = context_key(c, &t, v, vc, m, &key, &first)))
+			break;
+		/* Keys are numbered from 0 densely: an array maps them. */
+		if (key >= c->nkey_entry) {
+			size_t n = c->nkey_entry;
+
+			if (!MP_GROW(c->key_entry, c->akey_entry,
+				     (size_t)c->nprefixes + 1)) {
+				rc = MP_E_NOMEM;
+				break;
+			}
+			c->nkey_entry = c->akey_entry;
+			memset(c->key_entry + n, 0,
+			       (c->nkey_entry - n) * sizeof(*c->key_entry));
+		}
+		slot = &c->key_entry[key];
+		added = *slot == 0;
+		if (added) {
+			if (c->n >= UINT32_MAX - 1 ||
+			    !MP_GROW(c->e, c->alloc, c->n + 1)) {
+				rc = MP_E_NOMEM;
+				break;
+			}
+			e = &c->e[c->n++];
+			*slot = (uint32_t)c->n;
 			memset(e, 0, sizeof(*e));
 			e->ctx = vc;
-			if (function_index(c, leaf_function(c, vc), &e->function) ||
-			    ht_insert(&c->key_ht, h, id))
-				return MP_E_NOMEM;
+			if ((rc = function_index(c, context_function(c, vc, first),
+						 &e->function)))
+				break;
 		}
-		e = &c->e[id];
+		e = &c->e[*slot - 1];
 		if (!e->present[side]) {
 			e->present[side] = true;
 			e->mib[side] = vc->mib;
@@ -331,9 +524,10 @@ static enum mp_errcode add_side(struct cmp *c, const struct view *v, int side,
 				  vc->nsamp) ||
 		    !fold_samples(c, &c->tsamp[side], &c->ntsamp[side], vc->samp,
 				  vc->nsamp))
-			return MP_E_NOMEM;
+			rc = MP_E_NOMEM;
 	}
-	return MP_OK;
+	trie_memo_release(&t);
+	return rc;
 }
 
 /*
@@ -361,21 +555,42 @@ static enum mp_errcode group_by_function(struct cmp *c)
 	return MP_OK;
 }
 
-enum mp_errcode cmp_build(struct cmp *c, const struct view *base,
-			  const struct view *test, enum cmp_match m,
-			  struct mp_err *err)
+/* The nodes of V's indexed inputs' tries: about as many stack keys. */
+static size_t trie_nodes(const struct view *v)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < v->ninputs; i++)
+		if (v->inputs[i].idx)
+			n += v->inputs[i].idx->ntrie;
+	return n;
+}
+
+enum mp_errcode cmp_build(struct cmp *c, struct view *base, struct view *test,
+			  enum cmp_match m, struct mp_err *err)
 {
 	enum mp_errcode rc;
 
 	memset(c, 0, sizeof(*c));
+	c->views[CMP_BASE] = base;
+	c->views[CMP_TEST] = test;
+	/* Room for every context as an entry: no copy per doubling, and
+	 * pages not touched when fewer keys are distinct. */
+	if (!MP_GROW(c->e, c->alloc, base->ncontexts + test->ncontexts) ||
+	    ht_map_reset(&c->prefix_map, trie_nodes(base) + trie_nodes(test)))
+		return mp_fail(err, MP_E_NOMEM, NULL);
 	rc = add_side(c, base, CMP_BASE, m);
 	if (!rc)
 		rc = add_side(c, test, CMP_TEST, m);
-	/* The keys' buffers and the pointer cache are done with. */
-	free(c->kw);
-	free(c->kw2);
-	c->kw = c->kw2 = NULL;
-	c->akw = c->akw2 = c->nkw = 0;
+	/* The keys and the pointer cache are done with. */
+	free(c->fkeys);
+	c->fkeys = NULL;
+	c->nfkeys = c->afkeys = 0;
+	ht_release(&c->fkey_ht);
+	ht_map_release(&c->prefix_map);
+	free(c->key_entry);
+	c->key_entry = NULL;
+	c->nkey_entry = c->akey_entry = 0;
 	ht_map_release(&c->str_by_ptr);
 	if (!rc)
 		rc = group_by_function(c);
@@ -391,16 +606,25 @@ void cmp_release(struct cmp *c)
 	free(c->e);
 	free(c->functions);
 	free(c->strs);
-	free(c->kw);
-	free(c->kw2);
+	free(c->fkeys);
 	free(c->fn_start);
 	free(c->by_fn);
-	ht_release(&c->key_ht);
+	ht_release(&c->fkey_ht);
+	ht_map_release(&c->prefix_map);
+	free(c->key_entry);
 	ht_release(&c->str_ht);
 	ht_map_release(&c->str_by_ptr);
 	ht_map_release(&c->fn_by_str);
 	mp_arena_release(&c->arena);
 	memset(c, 0, sizeof(*c));
+}
+
+enum mp_errcode cmp_entry_frames(const struct cmp *c, const struct cmp_entry *e,
+				 struct mp_err *err)
+{
+	/* An entry is made by the first side that has its key. */
+	return view_frames(c->views[e->present[CMP_BASE] ? CMP_BASE : CMP_TEST],
+			   e->ctx, err);
 }
 
 /* The entries of function FN (< 0: all), as [*first, *end) of order. */

@@ -1,11 +1,14 @@
 /*
  * compare.h - matching the contexts of two profiles, for overlap and diff
  * (src/profile/compare.c; diff rows and CI gates in diff.c).  A struct cmp
- * borrows the two views' frames and strings (they must outlive it) and
- * owns the rest; one thread uses it.  Never prints.
+ * borrows the two views, their contexts, frames and strings (they must
+ * outlive it), and owns the rest; one thread uses it.  Never prints.
  *
  * Two profiles (base and test, each raw or indexed, already symbolized in
- * a view) are matched context by context on their call stacks.  The key
+ * a view) are matched context by context on their call stacks.  Indexed
+ * contexts need not be expanded: their keys are computed once per node
+ * of the file's trie, and only the contexts printed are expanded
+ * (cmp_entry_frames).  The key
  * can be loosened for profiles of different builds:
  *	column    every frame's function, file, line, column, discriminator
  *		  and inline flag (the default)
@@ -64,9 +67,12 @@ struct cmp_entry {
 	struct mp_samp *samp[2];	/* sample entries per side (sampled
 					 * inputs), nsamp[s] of them */
 	uint32_t nsamp[2];
-	const struct view_context *ctx;	/* one of its contexts, for display */
+	struct view_context *ctx;	/* its first context, for display:
+					 * frames from cmp_entry_frames() */
 	uint32_t function;		/* index into cmp.functions */
 };
+
+struct cmp_fkey;
 
 struct cmp {
 	struct cmp_entry *e;
@@ -79,16 +85,22 @@ struct cmp {
 	uint32_t ntsamp[2];
 	bool sampled;			/* some context of a side is */
 	/* private */
+	struct view *views[2];
 	size_t *fn_start;		/* function f's entries are */
 	uint32_t *by_fn;		/* by_fn[fn_start[f] .. fn_start[f+1]) */
-	struct ht key_ht;		/* entries by the hash of their key */
+	/* While building: the match keys (compare.c). */
+	struct cmp_fkey *fkeys;		/* frame keys by number - 1 */
+	size_t nfkeys, afkeys;
+	struct ht fkey_ht;
+	struct ht_map prefix_map;	/* (stack key, frame key) -> stack key */
+	uint32_t nprefixes;
+	uint32_t *key_entry;		/* stack key -> entry + 1 (0: none) */
+	size_t nkey_entry, akey_entry;
 	const char **strs;		/* string id - 1 -> the string */
 	size_t nstrs, astrs;
 	struct ht str_ht;		/* strings by content */
 	struct ht_map str_by_ptr;	/* pointer -> string id */
 	struct ht_map fn_by_str;	/* string id -> index in functions */
-	uint32_t *kw, *kw2;		/* a key being built, and a spare */
-	size_t nkw, akw, akw2;
 	struct mp_arena arena;		/* strings made here (build ids) */
 	bool nomem;			/* a string could not be kept */
 };
@@ -97,11 +109,25 @@ struct cmp {
 bool cmp_match_parse(const char *s, enum cmp_match *out);
 const char *cmp_match_name(enum cmp_match m);
 
-/* Match the contexts of BASE and TEST into C (initialized here). */
-enum mp_errcode cmp_build(struct cmp *c, const struct view *base,
-			  const struct view *test, enum cmp_match m,
-			  struct mp_err *err);
+/*
+ * Match the contexts of BASE and TEST into C (initialized here).  BASE
+ * and TEST may be one view.  Costs, beyond the entries: a few words per
+ * distinct frame and per distinct stack prefix, and while an indexed
+ * input is matched 8 bytes per byte of its trie; no frame is expanded.
+ */
+enum mp_errcode cmp_build(struct cmp *c, struct view *base, struct view *test,
+			  enum cmp_match m, struct mp_err *err);
 void cmp_release(struct cmp *c);
+
+/*
+ * Make E's context's frames available (e->ctx->frames, nframes), the
+ * view's rules applied: expanded from its indexed file when first asked
+ * for (view_frames), so that only the contexts printed cost their
+ * frames.  The views are changed through a const C: the expansion is a
+ * cache.  Fails with view_frames()'s errors.
+ */
+enum mp_errcode cmp_entry_frames(const struct cmp *c, const struct cmp_entry *e,
+				 struct mp_err *err);
 
 /*
  * The overlap of field F over the entries of function FN (or all entries
@@ -162,13 +188,16 @@ void cmp_hot_cold(const struct cmp *c, const struct cmp_thresholds *t,
 struct cmp_row {
 	const char *function;
 	const struct cmp_entry *entry;
-	uint64_t v[2][MIB__COUNT];
-	bool present[2];
+	const uint64_t *v[2];		/* MIB__COUNT values per side: the
+					 * entry's MIB (zero where absent),
+					 * or a function's sums */
 	struct mp_samp *samp[2];	/* the row's sample entries per side */
 	uint32_t nsamp[2];
+	bool present[2];
 };
-/* *OUT (rows and their sample entries, one block) is the caller's to
- * free.  Fails only with MP_E_NOMEM. */
+/* *OUT (rows, function rows' sums and sample entries, one block) is the
+ * caller's to free: a row of an entry is 64 bytes.  Fails only with
+ * MP_E_NOMEM. */
 enum mp_errcode cmp_rows(const struct cmp *c, bool by_function,
 			 enum mib_field sort, struct cmp_row **out,
 			 size_t *nrows);

@@ -177,32 +177,46 @@ enum mp_errcode cmp_rows(const struct cmp *c, bool by_function,
 			 size_t *nrows)
 {
 	size_t n = by_function ? c->nfunctions : c->n, pool = 0, at = 0;
+	size_t nsums = by_function ? 2 * n : 0;
 	struct cmp_row *rows;
+	struct mp_mib *sums;
 	struct mp_samp *ps;
 
 	/* A row's entries fold into room for all its entries' entries. */
 	for (size_t i = 0; i < c->n; i++)
 		pool += (size_t)c->e[i].nsamp[0] + c->e[i].nsamp[1];
-	rows = calloc(1, (n + 1) * sizeof(*rows) + pool * sizeof(*ps));
+	rows = calloc(1, (n + 1) * sizeof(*rows) + nsums * sizeof(*sums) +
+			 pool * sizeof(*ps));
 	if (!rows)
 		return MP_E_NOMEM;
-	ps = (struct mp_samp *)(rows + n + 1);
-	for (size_t i = 0; by_function && i < n; i++)
+	/* The sample entries' 128-bit sums stay aligned after both. */
+	_Static_assert(sizeof(struct cmp_row) % _Alignof(struct mp_samp) == 0 &&
+		       sizeof(struct mp_mib) % _Alignof(struct mp_samp) == 0,
+		       "cmp_rows() blocks misalign struct mp_samp");
+	sums = (struct mp_mib *)(rows + n + 1);
+	ps = (struct mp_samp *)(sums + nsums);
+	for (size_t i = 0; by_function && i < n; i++) {
 		rows[i].function = c->functions[i];
+		rows[i].v[0] = sums[2 * i].v;
+		rows[i].v[1] = sums[2 * i + 1].v;
+	}
 	for (size_t i = 0; i < c->n; i++) {
 		const struct cmp_entry *x = &c->e[i];
 		struct cmp_row *r = by_function ? &rows[x->function] : &rows[i];
 
 		if (!by_function) {
+			/* An entry's MIB on a side it is absent from is zero. */
 			r->function = c->functions[x->function];
 			r->entry = x;
+			r->v[0] = x->mib[0].v;
+			r->v[1] = x->mib[1].v;
 		}
 		for (int s = 0; s < 2; s++) {
 			if (!x->present[s])
 				continue;
 			r->present[s] = true;
-			for (int f = 0; f < MIB__COUNT; f++)
-				r->v[s][f] += x->mib[s].v[f];
+			for (int f = 0; by_function && f < MIB__COUNT; f++)
+				sums[2 * x->function + s].v[f] += x->mib[s].v[f];
 		}
 	}
 	/* Each row's share of the pool, then the folds. */

@@ -216,9 +216,7 @@ static enum mp_errcode expand(struct view *v, struct view_context *c,
 	 * runtime's are from raw stacks.
 	 */
 	k = 0;
-	while (k < c->nframes &&
-	       ((!v->keep_runtime && (c->frames[k].flags & MP_FRAME_ALLOC_LIB)) ||
-		sym_alloc_match(v->alloc, c->frames[k].function)))
+	while (k < c->nframes && view_frame_hidden(v, &c->frames[k]))
 		k++;
 	if (k < c->nframes) {
 		c->frames += k;
@@ -414,6 +412,12 @@ static enum mp_errcode add_indexed(struct view *v, const char *path,
 	vi->nprofiles = 1;
 	vi->compressed = buf->was_compressed;
 	vi->idx = f;
+	/* All of them: room at once, not a copy per doubling (idx_open()
+	 * checked the count against the records). */
+	if (!function && f->ncontexts <= SIZE_MAX / sizeof(*v->contexts) &&
+	    !MP_GROW(v->contexts, v->alloc_contexts,
+		     v->ncontexts + (size_t)f->ncontexts))
+		return mp_fail(err, MP_E_NOMEM, NULL);
 	r = function ? idx_find_function(f, function, add_idx_context, &a)
 		     : idx_foreach_context(f, add_idx_context, &a);
 	if (r == -2)
@@ -666,4 +670,10 @@ void view_set_frame_rules(struct view *v, const struct sym_alloc_rules *r,
 {
 	v->alloc = r && r->n ? r : NULL;
 	v->keep_runtime = keep_runtime;
+}
+
+bool view_frame_hidden(const struct view *v, const struct mp_frame *f)
+{
+	return (!v->keep_runtime && (f->flags & MP_FRAME_ALLOC_LIB)) ||
+	       sym_alloc_match(v->alloc, f->function);
 }

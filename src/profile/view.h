@@ -162,4 +162,12 @@ enum mp_errcode view_expand_all(struct view *v, struct mp_err *err);
 void view_set_frame_rules(struct view *v, const struct sym_alloc_rules *r,
 			  bool keep_runtime);
 
+/*
+ * Is F one of the frames the rules above drop from the leaf end of an
+ * indexed context?  For a reader that applies them without expanding
+ * the stack (compare.c's match keys): the leading frames of a context
+ * for which this is true are dropped, unless all of them are.
+ */
+bool view_frame_hidden(const struct view *v, const struct mp_frame *f);
+
 #endif /* VIEW_H */

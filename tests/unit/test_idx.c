@@ -720,6 +720,7 @@ START_TEST(old_version_is_rejected)
 	size_t size;
 	char want[64];
 
+	/* Exact contexts only: written as version 10. */
 	d = build(order, 2, 1, &size);
 	/* No sampled context: written as version 10, as before 11. */
 	ck_assert_uint_eq(d[8], IDX_VERSION_EXACT);
