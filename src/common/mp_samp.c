@@ -38,8 +38,16 @@ static bool to_fixed(double d, mp_fixed *out)
 	if (!isfinite(d) || d < 0)
 		return false;
 	d *= MP_FIXED_ONE;
-	/* 2^126: well inside the type, and a double converts exactly. */
-	*out = d >= 0x1p126 ? FIXED_MAX : (mp_fixed)(d + 0.5);
+	/*
+	 * 2^126: well inside the type, and a double converts exactly.  From
+	 * 2^52 on a double is a whole number, and adding 0.5 would round to
+	 * even, turning a value read back into another: no rounding there,
+	 * so that reading a file and writing it gives the same bytes.
+	 */
+	if (d >= 0x1p126)
+		*out = FIXED_MAX;
+	else
+		*out = d >= 0x1p52 ? (mp_fixed)d : (mp_fixed)(d + 0.5);
 	return true;
 }
 

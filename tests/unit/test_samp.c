@@ -116,6 +116,22 @@ START_TEST(folding_order_does_not_matter)
 }
 END_TEST
 
+/* A sum read back from a file (binary64) and written again is the same:
+ * near 2^52 units, rounding half up would turn odd values even. */
+START_TEST(file_round_trip_is_stable)
+{
+	struct mp_samp a = { 4096, 1, 1, { 0 }, { 0 } }, b = a;
+	double d[] = { 0x1p32 + 0.5 / (1 << 20), 0x1p32 + 1.0 / (1 << 20),
+		       (0x1p52 + 1) / (1 << 20), (0x1p53 - 1) / (1 << 20), 1e20, 0.1 };
+
+	for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++) {
+		ck_assert(mp_samp_set(&a, 0, d[i], d[i]));
+		ck_assert(mp_samp_set(&b, 0, mp_samp_est(&a, 0), mp_samp_var(&a, 0)));
+		ck_assert_msg(a.est[0] == b.est[0] && a.var[0] == b.var[0], "%a", d[i]);
+	}
+}
+END_TEST
+
 START_TEST(invalid_entries)
 {
 	struct mp_samp s = entry(4096, 1, 1, 10, 1, 10);
@@ -145,6 +161,7 @@ int main(void)
 	tcase_add_test(tc, negative_binomial_interval_matches_the_seed);
 	tcase_add_test(tc, exact_part_is_added_to_both_ends);
 	tcase_add_test(tc, folding_order_does_not_matter);
+	tcase_add_test(tc, file_round_trip_is_stable);
 	tcase_add_test(tc, invalid_entries);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
