@@ -807,7 +807,9 @@ static bool resymbolize(struct idx_add *a, const struct mp_frame *fr,
 				     !(f.flags & MP_FRAME_ALLOC_LIB);
 	}
 	*slot = XMAP | (uint32_t)(at + 1);
-	a->resymbolized++;
+	/* Its binary may have nothing for this address either. */
+	if (mp_frame_symbolized(&m->buf.f[0]))
+		a->resymbolized++;
 	return true;
 }
 
