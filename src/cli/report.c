@@ -334,7 +334,7 @@ static enum mp_errcode summary_samples(const struct view *v,
 	if (!(*out = malloc(cap * sizeof(**out))))
 		return MP_E_NOMEM;
 	for (size_t i = 0; i < v->ncontexts; i++)
-		mp_samp_fold(*out, n, v->contexts[i].samp, v->contexts[i].nsamp);
+		mp_samp_fold(*out, n, v->contexts[i].samp, v->contexts[i].nsamp, 1);
 	return MP_OK;
 }
 

@@ -105,21 +105,41 @@ bool mp_samp_valid(const struct mp_samp *s)
 }
 
 void mp_samp_fold(struct mp_samp *a, uint32_t *na, const struct mp_samp *b,
-		  uint32_t nb)
+		  uint32_t nb, uint64_t w)
 {
 	for (uint32_t j = 0; j < nb; j++) {
+		struct mp_samp s = b[j];
 		uint32_t i = 0;
 
-		while (i < *na && a[i].interval < b[j].interval)
+		mp_samp_scale(&s, w);
+		while (i < *na && a[i].interval < s.interval)
 			i++;
-		if (i < *na && a[i].interval == b[j].interval) {
-			mp_samp_add(&a[i], &b[j]);
+		if (i < *na && a[i].interval == s.interval) {
+			mp_samp_add(&a[i], &s);
 			continue;
 		}
 		memmove(&a[i + 1], &a[i], (*na - i) * sizeof(*a));
-		a[i] = b[j];
+		a[i] = s;
 		(*na)++;
 	}
+}
+
+bool mp_samp_fold_arena(struct mp_arena *arena, struct mp_samp **list,
+			uint32_t *n, const struct mp_samp *b, uint32_t nb,
+			uint64_t w)
+{
+	struct mp_samp *l;
+
+	if (!nb)
+		return true;
+	l = mp_arena_alloc(arena, ((size_t)*n + nb) * sizeof(*l));
+	if (!l)
+		return false;
+	if (*n)
+		memcpy(l, *list, *n * sizeof(*l));
+	mp_samp_fold(l, n, b, nb, w);
+	*list = l;
+	return true;
 }
 
 uint64_t mp_samp_count(const struct mp_samp *s, uint32_t ns)

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "common/mp_mib.h"
+#include "common/mp_util.h"
 
 #define MP_SAMP_NFIELDS RAW_SAMPLE_NFIELDS
 
@@ -61,12 +62,20 @@ void mp_samp_scale(struct mp_samp *a, uint64_t w);
 bool mp_samp_valid(const struct mp_samp *s);
 
 /*
- * Fold the NB entries at B into the list A (*NA entries, room for *NA +
- * NB): entries of an interval A has are added, others appended.  The list
- * stays sorted by interval.
+ * Fold the NB entries at B, each scaled by W (>= 1; 1: as they are), into
+ * the list A (*NA entries, room for *NA + NB): entries of an interval A
+ * has are added, others inserted.  The list stays sorted by interval.
  */
 void mp_samp_fold(struct mp_samp *a, uint32_t *na, const struct mp_samp *b,
-		  uint32_t nb);
+		  uint32_t nb, uint64_t w);
+/*
+ * The same into a list held in ARENA: *LIST (*N entries) is replaced by a
+ * new list from ARENA with room for B's (arena memory is not freed one
+ * piece at a time).  False when out of memory, *LIST and *N unchanged.
+ */
+bool mp_samp_fold_arena(struct mp_arena *arena, struct mp_samp **list,
+			uint32_t *n, const struct mp_samp *b, uint32_t nb,
+			uint64_t w);
 
 /* Below this many samples in a context, intervals come from the
  * negative binomial distribution; from it on, from the normal one. */

@@ -325,7 +325,7 @@ enum mp_errcode idx_builder_add_samples(struct idx_builder *b,
 					uint64_t weight, struct mp_err *err)
 {
 	struct idx_bctx *c = b->last;
-	struct mp_samp *list, scaled;
+	struct mp_samp *list;
 
 	if (!ns)
 		return MP_OK;
@@ -337,11 +337,7 @@ enum mp_errcode idx_builder_add_samples(struct idx_builder *b,
 	if (!c->nsamp)
 		b->nsampled++;
 	c->samp = list;
-	for (uint32_t i = 0; i < ns; i++) {
-		scaled = s[i];
-		mp_samp_scale(&scaled, weight ? weight : 1);
-		mp_samp_fold(c->samp, &c->nsamp, &scaled, 1);
-	}
+	mp_samp_fold(c->samp, &c->nsamp, s, ns, weight ? weight : 1);
 	return MP_OK;
 }
 

@@ -113,34 +113,12 @@ static enum mp_errcode add_hist(struct mp_arena *a, struct ctab_entry *e,
 	return MP_OK;
 }
 
-/* Fold SAMP (N entries) times W into E's sample entries. */
-static enum mp_errcode add_samples(struct mp_arena *a, struct ctab_entry *e,
-				   const struct mp_samp *samp, uint32_t n,
-				   uint64_t w)
-{
-	struct mp_samp *list = mp_arena_alloc(a, ((size_t)e->nsamp + n) * sizeof(*list));
-
-	if (!list)
-		return MP_E_NOMEM;
-	if (e->nsamp)
-		memcpy(list, e->samp, e->nsamp * sizeof(*list));
-	for (uint32_t i = 0; i < n; i++) {
-		struct mp_samp s = samp[i];
-
-		mp_samp_scale(&s, w);
-		mp_samp_fold(list, &e->nsamp, &s, 1);
-	}
-	e->samp = list;
-	return MP_OK;
-}
-
 static enum mp_errcode fold_locked(struct ctab_shard *sh, struct mp_arena *a,
 				   const uint64_t *keys, uint32_t n, uint64_t hash,
 				   const struct mp_mib *mib, const uint64_t *hist,
 				   uint32_t nhist, const struct mp_samp *samp,
 				   uint32_t nsamp, uint64_t weight, bool *added)
 {
-	enum mp_errcode rc;
 	struct mp_mib m = *mib;
 	struct ctab_entry *e;
 	size_t i;
@@ -179,8 +157,8 @@ static enum mp_errcode fold_locked(struct ctab_shard *sh, struct mp_arena *a,
 		*added = true;
 		__atomic_store_n(&sh->count, ++sh->n, __ATOMIC_RELAXED);
 	}
-	if (nsamp && (rc = add_samples(a, e, samp, nsamp, weight)))
-		return rc;
+	if (!mp_samp_fold_arena(a, &e->samp, &e->nsamp, samp, nsamp, weight))
+		return MP_E_NOMEM;
 	return nhist ? add_hist(a, e, hist, nhist, weight) : MP_OK;
 }
 

@@ -419,19 +419,9 @@ static enum mp_errcode function_index(struct cmp *c, uint32_t name,
 static bool fold_samples(struct cmp *c, struct mp_samp **l, uint32_t *n,
 			 const struct mp_samp *s, uint32_t ns)
 {
-	struct mp_samp *list;
-
-	if (!ns)
-		return true;
-	list = mp_arena_alloc(&c->arena, ((size_t)*n + ns) * sizeof(*list));
-	if (!list)
-		return false;
-	if (*n)
-		memcpy(list, *l, *n * sizeof(*list));
-	mp_samp_fold(list, n, s, ns);
-	*l = list;
-	c->sampled = true;
-	return true;
+	if (ns)
+		c->sampled = true;
+	return mp_samp_fold_arena(&c->arena, l, n, s, ns, 1);
 }
 
 /*

@@ -245,7 +245,7 @@ enum mp_errcode cmp_rows(const struct cmp *c, bool by_function,
 
 			for (int s = 0; s < 2; s++)
 				mp_samp_fold(r->samp[s], &r->nsamp[s], x->samp[s],
-					     x->nsamp[s]);
+					     x->nsamp[s], 1);
 		}
 	}
 	qsort_r(rows, n, sizeof(*rows), by_change, &sort);

@@ -483,24 +483,6 @@ static const struct mp_samp *samples_of(struct raw_scratch *sc, uint64_t id,
 					uint32_t *n);
 static enum mp_errcode samples_all_used(struct parse *p);
 
-/* Fold the NS entries S into context C's. */
-static enum mp_errcode add_samples(struct parse *p, struct raw_context *c,
-				   const struct mp_samp *s, uint32_t ns)
-{
-	struct mp_samp *list;
-
-	if (!ns)
-		return MP_OK;
-	list = mp_arena_alloc(&p->rf->arena, (c->nsamp + (size_t)ns) * sizeof(*list));
-	if (!list)
-		return mp_fail(p->err, MP_E_NOMEM, NULL);
-	if (c->nsamp)
-		memcpy(list, c->samp, c->nsamp * sizeof(*list));
-	mp_samp_fold(list, &c->nsamp, s, ns);
-	c->samp = list;
-	return MP_OK;
-}
-
 static enum mp_errcode parse_mibs(struct parse *p, uint32_t pidx, uint64_t off,
 				  uint64_t end, struct stack_ref *stacks,
 				  const struct ht_map *ids)
@@ -636,8 +618,11 @@ static enum mp_errcode parse_mibs(struct parse *p, uint32_t pidx, uint64_t off,
 				goto out;
 		}
 		c->mib.v[MIB_AccessHistogramSize] = c->nhist;
-		if ((rc = add_samples(p, c, ss, nss)))
+		if (!mp_samp_fold_arena(&p->rf->arena, &c->samp, &c->nsamp, ss,
+					nss, 1)) {
+			rc = mp_fail(p->err, MP_E_NOMEM, NULL);
 			goto out;
+		}
 	}
 	rc = samples_all_used(p);
 out:

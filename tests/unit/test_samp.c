@@ -27,11 +27,11 @@ START_TEST(fold_adds_equal_intervals_and_sorts)
 
 	b[0] = entry(8192, 3, 30, 300, 9, 10);
 	b[1] = entry(4096, 2, 20, 200, 4, 10);
-	mp_samp_fold(list, &n, b, 2);
+	mp_samp_fold(list, &n, b, 2, 1);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_uint_eq(list[0].interval, 4096);
 	ck_assert_uint_eq(list[1].interval, 8192);
-	mp_samp_fold(list, &n, b, 1);
+	mp_samp_fold(list, &n, b, 1, 1);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_uint_eq(list[1].n, 6);
 	ck_assert_uint_eq(list[1].u, 60);
