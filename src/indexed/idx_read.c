@@ -21,11 +21,29 @@ bool idx_is_indexed(const void *data, size_t size)
 }
 
 /* Decode a varint at *P, not past END; false if malformed or cut off. */
-static bool get_varint(const unsigned char **p, const unsigned char *end,
-		       uint64_t *v)
+static bool get_varint_slow(const unsigned char **p, const unsigned char *end,
+			    uint64_t *v)
 {
 	uint64_t r = 0;
 
+	/* Ten bytes ahead: no bound to check byte by byte. */
+	if (end - *p >= 10) {
+		const unsigned char *q = *p;
+
+		for (int i = 0; i < 9; i++) {
+			r |= (uint64_t)(q[i] & 0x7f) << (7 * i);
+			if (!(q[i] & 0x80)) {
+				*p = q + i + 1;
+				*v = r;
+				return true;
+			}
+		}
+		if (q[9] > 1)
+			return false;
+		*p = q + 10;
+		*v = r | (uint64_t)q[9] << 63;
+		return true;
+	}
 	for (int i = 0; i < 10; i++) {
 		unsigned char c;
 
@@ -42,6 +60,17 @@ static bool get_varint(const unsigned char **p, const unsigned char *end,
 		}
 	}
 	return false;
+}
+
+/* Most varints of a file are one byte: that case stays inline. */
+static inline bool get_varint(const unsigned char **p,
+			      const unsigned char *end, uint64_t *v)
+{
+	if (*p < end && **p < 0x80) {
+		*v = *(*p)++;
+		return true;
+	}
+	return get_varint_slow(p, end, v);
 }
 
 static bool string_ok(const struct idx_file *f, uint32_t id)
@@ -107,21 +136,36 @@ static const unsigned char *path_ptr(const struct idx_file *f, uint32_t i)
 	return f->sec[SEC_PATHS] + 4 + (size_t)i * PATH_NODE_SIZE;
 }
 
-static bool is_node(const uint8_t *starts, uint64_t off)
-{
-	return starts[off / 8] >> (off % 8) & 1;
-}
-
 /*
  * What idx_open() learns of the trie for checking the records: where
- * nodes start (bit i: a node begins at offset i), each node's depth (by
- * offset), and the frames the contexts checked so far expand to.
+ * nodes start (bit i % 64 of word i / 64: a node begins at offset i), so
+ * that a node's number in file order is the count of bits before its own
+ * (RANK holding the count before each word), each node's depth by number,
+ * and the frames the contexts checked so far expand to.  About 2 bits
+ * per byte of trie plus 4 bytes per node.
  */
 struct trie_check {
-	uint8_t *starts;
+	uint64_t *starts;
+	uint32_t *rank;
 	uint32_t *depth;
 	uint64_t frames;
+	uint32_t *ids;		/* the stack ids of the record being checked */
+	size_t nids, aids;
 };
+
+static bool is_node(const struct trie_check *tc, uint64_t off)
+{
+	return tc->starts[off / 64] >> (off % 64) & 1;
+}
+
+/* The number of the node at OFF, which is_node(). */
+static uint32_t node_number(const struct trie_check *tc, uint64_t off)
+{
+	uint64_t below = (UINT64_C(1) << (off % 64)) - 1;
+
+	return tc->rank[off / 64] +
+	       (uint32_t)__builtin_popcountll(tc->starts[off / 64] & below);
+}
 
 struct span {
 	uint64_t off, size;
@@ -294,17 +338,27 @@ static enum mp_errcode check_frames(struct idx_file *f, struct mp_err *err)
 
 /*
  * The call-stack trie, in one pass in order: each node's varints, its
- * frame, and its parent, which must start an earlier node; no two nodes
- * may be the same frame under the same parent (memprof-data-format(5)).
- * TC gets the node starts and depths, for the records' stack ids; the
- * caller frees them, also on failure.
+ * frame, and its parent, which must start an earlier node.  The writer
+ * lays nodes out in depth-first pre-order, siblings by increasing frame
+ * (memprof-data-format(5)), and that is checked too: a node's parent is
+ * on the path from a root to the node before it, and its frame is above
+ * that of the sibling before it.  The path is a stack, so the check costs
+ * a few comparisons per node and no hashing, and it implies that no two
+ * nodes are the same frame under the same parent.  TC gets the node
+ * starts and depths, for the records' stack ids; the caller frees them,
+ * also on failure.
  */
+struct trie_path {
+	uint32_t off, frame;
+};
+
 static enum mp_errcode check_trie(struct idx_file *f, struct trie_check *tc,
 				  struct mp_err *err)
 {
 	const unsigned char *base = f->sec[SEC_TRIE], *p, *end;
 	size_t size = f->sec_size[SEC_TRIE];
-	struct ht_map seen = { 0 };	/* (frame, parent offset) -> offset */
+	struct trie_path *path = NULL;	/* a root first, the last node on top */
+	size_t depth = 0, apath = 0;
 	enum mp_errcode rc = MP_OK;
 	uint32_t n = 0;
 
@@ -319,50 +373,80 @@ static enum mp_errcode check_trie(struct idx_file *f, struct trie_check *tc,
 			       "stack ids", size);
 	f->ntrie = mp_le32(base);
 	f->trie_size = (uint32_t)size;
-	tc->starts = calloc(size / 8 + 1, 1);
-	tc->depth = malloc(size * sizeof(*tc->depth));
-	/* A node takes at least 2 bytes: the size bounds the map; the
-	 * header's count sizes it (a count too small only makes it grow). */
-	if (!tc->starts || !tc->depth ||
-	    ht_map_reset(&seen, (f->ntrie < size / 2 ? f->ntrie : size / 2) + 1))
+	/* A node takes at least two bytes; depth[] is written only as far
+	 * as there are nodes. */
+	tc->starts = calloc(size / 64 + 1, sizeof(*tc->starts));
+	tc->rank = malloc((size / 64 + 1) * sizeof(*tc->rank));
+	tc->depth = malloc((size / 2 + 1) * sizeof(*tc->depth));
+	if (!tc->starts || !tc->rank || !tc->depth)
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	end = base + size;
 	for (p = base + TRIE_HEADER; p < end && !rc; n++) {
-		uint32_t off = (uint32_t)(p - base), *slot;
+		uint32_t off = (uint32_t)(p - base), parent;
 		uint64_t frame, up;
-		bool added;
+		size_t keep;	/* path entries the node keeps: its ancestors */
 
 		if (!get_varint(&p, end, &frame) || !get_varint(&p, end, &up)) {
 			rc = mp_fail(err, MP_E_CORRUPT,
 				     "trie node at offset %" PRIu32 " is malformed "
 				     "or runs past the section", off);
-		} else if (frame >= f->nframes) {
+			break;
+		}
+		if (frame >= f->nframes) {
 			rc = mp_fail(err, MP_E_CORRUPT,
 				     "trie node at offset %" PRIu32 " names stack "
 				     "entry %" PRIu64 " of %" PRIu32, off, frame,
 				     f->nframes);
-		} else if (up && (up > off - TRIE_HEADER ||
-				  !is_node(tc->starts, off - up))) {
+			break;
+		}
+		if (up && (up > off - TRIE_HEADER ||
+			   !is_node(tc, off - up))) {
 			rc = mp_fail(err, MP_E_CORRUPT,
 				     "trie node at offset %" PRIu32 " has its "
 				     "parent %" PRIu64 " bytes back, not at an "
 				     "earlier node", off, up);
-		} else if (!(slot = ht_map_find_or_add(&seen, ht_pair_key(
-				(uint32_t)frame, up ? (uint32_t)(off - up) : UINT32_MAX),
-				&added))) {
-			rc = mp_fail(err, MP_E_NOMEM, NULL);
-		} else if (!added) {
-			rc = mp_fail(err, MP_E_CORRUPT,
-				     "trie nodes at offsets %" PRIu32 " and %" PRIu32
-				     " are the same frame under the same parent",
-				     *slot, off);
-		} else {
-			*slot = off;
-			tc->starts[off / 8] |= (uint8_t)(1u << (off % 8));
-			tc->depth[off] = up ? tc->depth[off - up] + 1 : 1;
+			break;
 		}
+		/* Path offsets increase upwards: find the parent from the top. */
+		parent = up ? off - (uint32_t)up : 0;
+		keep = depth;
+		while (keep && up && path[keep - 1].off > parent)
+			keep--;
+		if (!up)
+			keep = 0;
+		else if (!keep || path[keep - 1].off != parent) {
+			rc = mp_fail(err, MP_E_CORRUPT,
+				     "trie node at offset %" PRIu32 " is out of "
+				     "depth-first order: its parent at offset %"
+				     PRIu32 " is not on the path to the node "
+				     "before it", off, parent);
+			break;
+		}
+		/* The entry above the parent, if any, was the sibling before. */
+		if (keep < depth && frame <= path[keep].frame) {
+			rc = mp_fail(err, MP_E_CORRUPT, frame == path[keep].frame
+				     ? "trie nodes at offsets %" PRIu32 " and %"
+				       PRIu32 " are the same frame under the "
+				       "same parent"
+				     : "trie nodes at offsets %" PRIu32 " and %"
+				       PRIu32 " are siblings out of frame order",
+				     path[keep].off, off);
+			break;
+		}
+		if (!MP_GROW(path, apath, keep + 1)) {
+			rc = mp_fail(err, MP_E_NOMEM, NULL);
+			break;
+		}
+		path[keep] = (struct trie_path){ off, (uint32_t)frame };
+		depth = keep + 1;
+		tc->starts[off / 64] |= UINT64_C(1) << (off % 64);
+		tc->depth[n] = (uint32_t)depth;
 	}
-	ht_map_release(&seen);
+	free(path);
+	for (size_t w = 0, nodes = 0; w <= size / 64; w++) {
+		tc->rank[w] = (uint32_t)nodes;
+		nodes += (size_t)__builtin_popcountll(tc->starts[w]);
+	}
 	if (!rc && n != f->ntrie)
 		rc = mp_fail(err, MP_E_CORRUPT,
 			     "trie holds %" PRIu32 " nodes, its count says %"
@@ -471,6 +555,40 @@ static bool get_samples(const unsigned char **p, const unsigned char *end,
 }
 
 /*
+ * What is left to check of a record once its bytes are: that every
+ * context belongs to the record's function NAME (its leaf frame's), and
+ * the frames its stacks expand to.  Both read memory scattered over the
+ * trie and the depths, so the ids were gathered first and each read
+ * starts a few ids ahead: the cache misses overlap.
+ */
+#define LEAF_AHEAD 8
+
+static enum mp_errcode check_leaves(const struct idx_file *f,
+				    struct trie_check *tc, uint32_t name,
+				    struct mp_err *err)
+{
+	for (size_t k = 0; k < tc->nids; k++) {
+		uint32_t id = tc->ids[k], fr, parent1;
+
+		if (k + LEAF_AHEAD < tc->nids) {
+			uint32_t ahead = tc->ids[k + LEAF_AHEAD];
+
+			__builtin_prefetch(f->sec[SEC_TRIE] + ahead);
+			__builtin_prefetch(&tc->depth[node_number(tc, ahead)]);
+		}
+		tc->frames += tc->depth[node_number(tc, id)];
+		node_at(f, id, &fr, &parent1);
+		if (frame_get(f, fr, 0) != name)
+			return mp_fail(err, MP_E_CORRUPT,
+				       "record of '%s' holds stack %" PRIu32
+				       ", whose leaf is another function",
+				       string_at(f, name), id);
+	}
+	tc->nids = 0;
+	return MP_OK;
+}
+
+/*
  * Decode the record of ITEM: check it when FN is NULL (ERR set on the
  * first problem; TC is what check_trie() learnt), else call FN
  * on each context.  Returns MP_OK, an error code, or FN's non-zero result.
@@ -514,13 +632,16 @@ static int walk_record(const struct idx_file *f, const struct ht_disk_item *it,
 				       "bad or unsorted stack id", c.function, k);
 		id += step;
 		c.stack_id = (uint32_t)id;
-		if (tc && !is_node(tc->starts, id))
+		if (tc && !is_node(tc, id))
 			return mp_fail(err, MP_E_CORRUPT,
 				       "record of '%s': context %" PRIu64 " has "
 				       "stack id %" PRIu64 ", which is not a trie "
 				       "node", c.function, k, id);
-		if (tc)
-			tc->frames += tc->depth[id];
+		if (tc) {
+			if (!MP_GROW(tc->ids, tc->aids, tc->nids + 1))
+				return mp_fail(err, MP_E_NOMEM, NULL);
+			tc->ids[tc->nids++] = c.stack_id;
+		}
 		if (!get_varint(&p, end, &mask))
 			goto bad_field;
 		c.nsamp = 0;
@@ -530,12 +651,11 @@ static int walk_record(const struct idx_file *f, const struct ht_disk_item *it,
 				       "fields the schema does not have (mask 0x%"
 				       PRIx64 ", %" PRIu32 " fields)", c.function,
 				       k, mask, f->nschema);
-		for (uint32_t s = 0; s < f->nschema; s++) {
+		for (uint64_t left = mask; left; left &= left - 1) {
+			uint32_t s = (uint32_t)__builtin_ctzll(left);
 			uint8_t tag = f->schema_tag[s];
 			uint64_t v, len;
 
-			if (!(mask >> s & 1))
-				continue;
 			if (f->schema_type[s] == TYPE_VARINT) {
 				if (!get_varint(&p, end, &v))
 					goto bad_field;
@@ -568,18 +688,8 @@ static int walk_record(const struct idx_file *f, const struct ht_disk_item *it,
 				c.nhist = (uint32_t)len;
 			}
 		}
-		if (!fn) {
-			/* The context belongs to its leaf frame's function. */
-			uint32_t fr, parent1;
-
-			node_at(f, c.stack_id, &fr, &parent1);
-			if (frame_get(f, fr, 0) != it->name)
-				return mp_fail(err, MP_E_CORRUPT,
-					       "record of '%s' holds stack %" PRIu32
-					       ", whose leaf is another function",
-					       c.function, c.stack_id);
+		if (!fn)
 			continue;
-		}
 		c.hist = hb->v;
 		c.samp = hb->s;
 		{
@@ -593,7 +703,7 @@ static int walk_record(const struct idx_file *f, const struct ht_disk_item *it,
 		return mp_fail(err, MP_E_CORRUPT,
 			       "record of '%s' has %zu bytes after its last context",
 			       c.function, (size_t)(end - p));
-	return MP_OK;
+	return tc ? check_leaves(f, tc, it->name, err) : MP_OK;
 bad_field:
 	return mp_fail(err, MP_E_CORRUPT,
 		       "record of '%s': a MIB field is malformed or runs past "
@@ -753,7 +863,9 @@ enum mp_errcode idx_open(struct idx_file *f, const void *data, size_t size,
 out:
 	free(items);
 	free(tc.starts);
+	free(tc.rank);
 	free(tc.depth);
+	free(tc.ids);
 	free(hb.s);
 	return rc;
 }

@@ -57,6 +57,14 @@ def varint_fixed(v, n):
     return bytes(out)
 
 
+def varint_fixed_min(v):
+    """V as a varint in the fewest bytes."""
+    n = 1
+    while v >> (7 * n):
+        n += 1
+    return varint_fixed(v, n)
+
+
 def put_varint(b, off, v):
     """Overwrite the varint at OFF with V, in as many bytes as it had."""
     _, end = get_varint(b, off)
@@ -284,6 +292,31 @@ def main():
     case("trie-duplicate-node", "trie nodes at offsets %d and %d are the same "
          "frame under the same parent" % (sib_a, sib_b),
          lambda b: put_varint(b, trie + sib_b, L.nodes[sib_a][0]))
+    # The writer lays nodes out in depth-first pre-order, siblings by
+    # increasing frame; readers check both (memprof-data-format(5)).
+    sib_c, sib_d = next((v[i], v[i + 1]) for v in by_parent.values()
+                        for i in range(len(v) - 1)
+                        if 1 <= L.nodes[v[i]][0] < 128
+                        and L.nodes[v[i + 1]][0] < 128)
+    case("trie-sibling-order", "trie nodes at offsets %d and %d are siblings "
+         "out of frame order" % (sib_c, sib_d),
+         lambda b: put_varint(b, trie + sib_d, L.nodes[sib_c][0] - 1))
+    # A node whose parent is an earlier node, but one whose subtree had
+    # ended: in pre-order a parent is on the path to the node before.
+    path, late = [], None
+    for o, (fr, up, q) in sorted(L.nodes.items()):
+        keep = [n for n in path if n <= o - up] if up else []
+        if up and late is None:
+            _, end = get_varint(orig, q)
+            late = next(((o, n) for n in sorted(L.nodes) if n < o
+                         and n not in path
+                         and len(varint_fixed_min(o - n)) <= end - q), None)
+        path = keep + [o]
+    assert late, "no node to re-parent"
+    case("trie-not-preorder", "trie node at offset %d is out of depth-first "
+         "order: its parent at offset %d is not on the path to the node "
+         "before it" % late,
+         lambda b: put_varint(b, L.nodes[late[0]][2], late[0] - late[1]))
     case("trie-count", "trie holds %d nodes, its count says %d"
          % (len(L.nodes), len(L.nodes) + 1),
          lambda b: put(b, "I", trie, len(L.nodes) + 1))
