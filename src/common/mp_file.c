@@ -33,6 +33,7 @@ void mp_buf_release(struct mp_buf *buf)
 /* How much is read at a time, and how many first bytes KNOWN sees. */
 #define CHUNK ((size_t)1 << 16)
 #define HEAD 16
+#define READ_MAX ((size_t)1 << 30)	/* bytes asked of one read() */
 
 struct reader {
 	const struct mp_read_opts *o;
@@ -139,12 +140,23 @@ static enum mp_errcode read_fd(int fd, struct reader *r, bool *compressed,
 				}
 			} else if (S_ISREG(st.st_mode) && st.st_size > 0 &&
 				   (uint64_t)st.st_size < r->max) {
-				r->data = malloc((size_t)st.st_size + 1);
+				r->data = mp_alloc_big((size_t)st.st_size + 1);
 				r->alloc = r->data ? (size_t)st.st_size + 1 : 0;
 			}
 		}
 		if (!*compressed) {
 			if ((rc = append(r, chunk, (size_t)n, false, err)))
+				break;
+			/* Sized for the whole file: the rest goes straight in,
+			 * not through CHUNK (a copy less).  Room for one more
+			 * byte tells a file that grew meanwhile, which the
+			 * loop then reads on as any stream. */
+			while (r->len < r->alloc &&
+			       (n = read_some(fd, r->data + r->len,
+					      r->alloc - r->len < READ_MAX
+					      ? r->alloc - r->len : READ_MAX)) > 0)
+				r->len += (size_t)n;
+			if (n < 0)
 				break;
 			continue;
 		}

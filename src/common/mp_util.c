@@ -30,6 +30,20 @@ void mp_want_huge_pages(void *p, size_t size)
 		madvise((void *)start, end - start, MADV_HUGEPAGE);
 }
 
+void *mp_alloc_big(size_t size)
+{
+	size_t whole;
+	void *p;
+
+	if (size < HUGE_PAGE || !mp_add(size, HUGE_PAGE - 1, &whole))
+		return malloc(size);
+	whole &= ~(size_t)(HUGE_PAGE - 1);
+	p = aligned_alloc(HUGE_PAGE, whole);
+	if (p)
+		mp_want_huge_pages(p, whole);
+	return p;
+}
+
 void *mp_arena_alloc(struct mp_arena *a, size_t size)
 {
 	struct mp_arena_block *b = a->head;
