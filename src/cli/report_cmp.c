@@ -69,22 +69,37 @@ static void emit_matching(struct emit *e, const struct cmp *c)
  * indexed file.  That fails only when out of memory: every context of a
  * file expands once at most, within the frames idx_open() allowed.
  */
-static bool emit_frames(struct emit *e, const struct cmp *c,
-			const struct cmp_entry *x, struct sym_demangler *dm)
-{
-	const struct view_context *v = x->ctx;
-	struct mp_err err = { 0 };
+/* What printing stacks reuses from one to the next. */
+struct stack_printer {
+	struct view_scratch scratch;
+	struct sym_demangler *dm;	/* NULL: linkage names */
+};
 
-	if (cmp_entry_frames(c, x, &err))
+static bool emit_frames(struct emit *e, const struct cmp *c,
+			const struct cmp_entry *x, struct stack_printer *sp)
+{
+	const struct mp_frame *frames;
+	struct mp_err err = { 0 };
+	uint32_t n;
+
+	if (cmp_entry_frames(c, x, &sp->scratch, &frames, &n, &err))
 		return false;
 	emit_list(e, "frames");
-	for (uint32_t k = 0; k < v->nframes; k++) {
-		char *display = report_frame_string(&v->frames[k], dm);
+	for (uint32_t k = 0; k < n; k++) {
+		const struct mp_frame *f = &frames[k];
+		const char *pretty = sp->dm && f->function
+				     ? sym_demangled(sp->dm, f->function) : NULL;
+		char line[1024];
+		/* In LINE, or malloc'ed when longer (a C++ name). */
+		size_t len = mp_frame_format(f, pretty, line, sizeof(line));
+		char *display = len < sizeof(line) ? line
+					: mp_frame_string(f, pretty);
 
 		if (!display)
 			return false;
 		emit_str(e, NULL, display);
-		free(display);
+		if (display != line)
+			free(display);
 	}
 	emit_end(e);
 	return true;
@@ -98,6 +113,7 @@ static size_t emit_hot_cold(struct emit *e, const struct cmp *c,
 			    const struct report_cmp_opts *o)
 {
 	const struct cmp_thresholds *t = &o->thresholds;
+	struct stack_printer sp = { .dm = o->demangler };
 	struct cmp_hot_cold h;
 	size_t listed = 0;
 	char display[256];
@@ -147,12 +163,15 @@ static size_t emit_hot_cold(struct emit *e, const struct cmp *c,
 		emit_str(e, "test", cmp_class_name(k[1]));
 		emit_u64(e, "base_TotalSize", x->mib[0].v[MIB_TotalSize]);
 		emit_u64(e, "test_TotalSize", x->mib[1].v[MIB_TotalSize]);
-		if (!emit_frames(e, c, x, o->demangler))
+		if (!emit_frames(e, c, x, &sp)) {
+			free(sp.scratch.frames);
 			return SIZE_MAX;
+		}
 		emit_end(e);
 	}
 	emit_end(e);
 	emit_end(e);
+	free(sp.scratch.frames);
 	return h.flips;
 }
 
@@ -256,6 +275,7 @@ static void emit_change(struct emit *e, const char *key, uint64_t b,
 bool report_diff(struct emit *e, const struct cmp *c,
 		 const struct report_diff_opts *o, bool *crossed)
 {
+	struct stack_printer sp = { .dm = o->cmp.demangler };
 	size_t nrows, listed = 0, flips;
 	struct cmp_row *rows;
 	bool fail = false;
@@ -294,7 +314,8 @@ bool report_diff(struct emit *e, const struct cmp *c,
 		emit_object(e, NULL);
 		emit_str(e, "status", status_of(r, o->sort));
 		emit_str(e, "function", r->function);
-		if (r->entry && !emit_frames(e, c, r->entry, o->cmp.demangler)) {
+		if (r->entry && !emit_frames(e, c, r->entry, &sp)) {
+			free(sp.scratch.frames);
 			free(rows);
 			return false;
 		}
@@ -307,6 +328,7 @@ bool report_diff(struct emit *e, const struct cmp *c,
 		emit_end(e);
 	}
 	emit_end(e);
+	free(sp.scratch.frames);
 
 	flips = emit_hot_cold(e, c, &o->cmp);
 	if (flips == SIZE_MAX) {

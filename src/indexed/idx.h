@@ -241,6 +241,13 @@ uint32_t idx_stack_depth(const struct idx_file *f, uint32_t stack_id);
  */
 void idx_stack_frame(const struct idx_file *f, uint32_t stack_id, uint32_t k,
 		     struct mp_frame *out, struct idx_frame_buf *buf);
+/*
+ * The frame of stack entry ENTRY (idx_node_entry(), or an iterator's)
+ * into OUT, as idx_stack_frame(); a zeroed frame when there is no such
+ * entry.  A reader that keeps frames by entry builds each once.
+ */
+void idx_entry_frame(const struct idx_file *f, uint32_t entry,
+		     struct mp_frame *out, struct idx_frame_buf *buf);
 
 /*
  * Reading whole stacks, with the one limit on what a file may expand to:
@@ -290,6 +297,8 @@ enum mp_errcode idx_stack_begin(struct idx_stack_iter *it,
  */
 bool idx_stack_next(struct idx_stack_iter *it, struct mp_frame *out,
 		    struct idx_frame_buf *buf);
+/* The same, giving only the frame's stack entry (see idx_entry_frame()). */
+bool idx_stack_next_entry(struct idx_stack_iter *it, uint32_t *entry);
 
 /* Bytes per section and table counts, for --stats. */
 struct idx_file_stats {

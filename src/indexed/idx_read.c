@@ -1001,13 +1001,21 @@ static void path_string(const struct idx_file *f, uint32_t node, char *buf,
 void idx_stack_frame(const struct idx_file *f, uint32_t stack_id, uint32_t k,
 		     struct mp_frame *out, struct idx_frame_buf *buf)
 {
-	uint32_t node = stack_id, fr, parent1, path1, flags;
+	uint32_t node = stack_id, fr, parent1;
 
 	node_at(f, node, &fr, &parent1);
 	while (k-- > 0 && parent1) {
 		node = parent1 - 1;
 		node_at(f, node, &fr, &parent1);
 	}
+	idx_entry_frame(f, fr, out, buf);
+}
+
+void idx_entry_frame(const struct idx_file *f, uint32_t fr,
+		     struct mp_frame *out, struct idx_frame_buf *buf)
+{
+	uint32_t path1, flags;
+
 	memset(out, 0, sizeof(*out));
 	/* An empty table (no stack can then be asked for) has no entry 0. */
 	if (fr >= f->nframes)
@@ -1084,17 +1092,28 @@ enum mp_errcode idx_stack_begin(struct idx_stack_iter *it,
 	return MP_OK;
 }
 
-bool idx_stack_next(struct idx_stack_iter *it, struct mp_frame *out,
-		    struct idx_frame_buf *buf)
+bool idx_stack_next_entry(struct idx_stack_iter *it, uint32_t *entry)
 {
 	uint32_t parent1;
 
 	if (!it->left)
 		return false;
 	node_at(it->f, it->node, &it->frame, &parent1);
-	idx_stack_frame(it->f, it->node, 0, out, buf);
+	*entry = it->frame;
 	it->left--;
+	/* A stack's depth counted its parents: there is one while left. */
 	if (it->left)
-		it->node = idx_node_parent1(it->f, it->node) - 1;
+		it->node = parent1 - 1;
+	return true;
+}
+
+bool idx_stack_next(struct idx_stack_iter *it, struct mp_frame *out,
+		    struct idx_frame_buf *buf)
+{
+	uint32_t entry;
+
+	if (!idx_stack_next_entry(it, &entry))
+		return false;
+	idx_entry_frame(it->f, entry, out, buf);
 	return true;
 }

@@ -610,11 +610,14 @@ void cmp_release(struct cmp *c)
 }
 
 enum mp_errcode cmp_entry_frames(const struct cmp *c, const struct cmp_entry *e,
+				 struct view_scratch *scratch,
+				 const struct mp_frame **frames, uint32_t *n,
 				 struct mp_err *err)
 {
 	/* An entry is made by the first side that has its key. */
-	return view_frames(c->views[e->present[CMP_BASE] ? CMP_BASE : CMP_TEST],
-			   e->ctx, err);
+	return view_frames_scratch(c->views[e->present[CMP_BASE] ? CMP_BASE
+							       : CMP_TEST],
+				   e->ctx, scratch, frames, n, err);
 }
 
 /* The entries of function FN (< 0: all), as [*first, *end) of order. */

@@ -120,13 +120,15 @@ enum mp_errcode cmp_build(struct cmp *c, struct view *base, struct view *test,
 void cmp_release(struct cmp *c);
 
 /*
- * Make E's context's frames available (e->ctx->frames, nframes), the
- * view's rules applied: expanded from its indexed file when first asked
- * for (view_frames), so that only the contexts printed cost their
- * frames.  The views are changed through a const C: the expansion is a
- * cache.  Fails with view_frames()'s errors.
+ * E's context's frames into *FRAMES and *N, the view's rules applied:
+ * expanded from its indexed file into SCRATCH (view_frames_scratch()), so
+ * that only the contexts printed cost their frames, and only while
+ * printed.  The views are changed through a const C: frames are built
+ * once per stack entry, a cache.  Fails with view_frames()'s errors.
  */
 enum mp_errcode cmp_entry_frames(const struct cmp *c, const struct cmp_entry *e,
+				 struct view_scratch *scratch,
+				 const struct mp_frame **frames, uint32_t *n,
 				 struct mp_err *err);
 
 /*

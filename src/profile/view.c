@@ -24,8 +24,10 @@ void view_release(struct view *v)
 		free(v->raws[i]);
 	}
 	free(v->raws);
-	for (size_t i = 0; i < v->ninputs; i++)
-		free(v->inputs[i].copies);
+	for (size_t i = 0; i < v->ninputs; i++) {
+		free(v->inputs[i].entry_frames);
+		free(v->inputs[i].entry_built);
+	}
 	for (size_t i = 0; i < v->nbufs; i++)
 		mp_buf_release(&v->bufs[i]);
 	free(v->bufs);
@@ -158,73 +160,126 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 	return 0;
 }
 
-/* Expand indexed context C's frames from its file's trie. */
+/*
+ * Stack entry E of input IN's file F as a frame that lives as long as V:
+ * built once per entry, its file path and build id (which the reader
+ * gives in a scratch buffer) copied into the arena.  NULL: out of memory.
+ */
+static const struct mp_frame *entry_frame(struct view *v,
+					  struct view_input *in,
+					  const struct idx_file *f, uint32_t e)
+{
+	struct idx_frame_buf fb;
+	struct mp_frame *fr;
+
+	if (e >= f->nframes) {
+		static const struct mp_frame none;
+
+		return &none;	/* no table: idx_entry_frame() gives zeros */
+	}
+	if (!in->entry_frames) {
+		in->entry_frames = malloc((size_t)f->nframes * sizeof(*in->entry_frames));
+		in->entry_built = calloc(f->nframes, 1);
+		if (!in->entry_frames || !in->entry_built)
+			return NULL;
+	}
+	fr = &in->entry_frames[e];
+	if (in->entry_built[e])
+		return fr;
+	idx_entry_frame(f, e, fr, &fb);
+	if (fr->build_id &&
+	    !(fr->build_id = mp_arena_memdup(&v->arena, fr->build_id,
+					     fr->build_id_size)))
+		return NULL;
+	if (fr->file && !(fr->file = mp_arena_strdup(&v->arena, fr->file)))
+		return NULL;
+	in->entry_built[e] = 1;
+	return fr;
+}
+
+/*
+ * Expand indexed context C's stack (IT, begun) into OUT (it.depth frames);
+ * *HIDDEN gets how many leading ones the frame rules hide.
+ */
+static enum mp_errcode expand_into(struct view *v, const struct view_context *c,
+				   struct idx_stack_iter *it,
+				   struct mp_frame *out, uint32_t *hidden,
+				   struct mp_err *err)
+{
+	struct view_input *in = &v->inputs[c->input];
+	uint32_t k, e, depth = it->depth;
+
+	for (k = 0; idx_stack_next_entry(it, &e); k++) {
+		const struct mp_frame *fr = entry_frame(v, in, c->idx, e);
+
+		if (!fr)
+			return mp_fail(err, MP_E_NOMEM, NULL);
+		out[k] = *fr;
+	}
+	/*
+	 * The allocator library's leading frames, and the program's own
+	 * allocation wrappers (view_set_frame_rules), are hidden as the
+	 * runtime's are from raw stacks; a stack of nothing else is kept.
+	 */
+	k = 0;
+	while (k < depth && view_frame_hidden(v, &out[k]))
+		k++;
+	*hidden = k < depth ? k : 0;
+	return MP_OK;
+}
+
+/* Expand indexed context C's frames from its file's trie, for good. */
 static enum mp_errcode expand(struct view *v, struct view_context *c,
 			      struct mp_err *err)
 {
 	struct view_input *in = &v->inputs[c->input];
 	struct idx_stack_iter it;
-	struct idx_frame_buf fb;
+	struct mp_frame *frames;
 	enum mp_errcode rc;
-	uint32_t k;
+	uint32_t hidden;
 
 	rc = idx_stack_begin(&it, c->idx, (uint32_t)c->id, &in->frames_expanded,
 			     err);
 	if (rc)
 		return rc;
-	if (!in->copies &&
-	    !(in->copies = calloc(c->idx->nframes ? c->idx->nframes : 1,
-				  sizeof(*in->copies))))
-		goto nomem;
-	c->frames = mp_arena_alloc(&v->arena,
-				   (size_t)it.depth * sizeof(*c->frames) + 1);
-	if (!c->frames)
-		goto nomem;
-	c->nframes = it.depth;
-	for (k = 0; idx_stack_next(&it, &c->frames[k], &fb); k++) {
-		struct mp_frame *vf = &c->frames[k];
-		struct view_entry_copy *copy = it.frame < c->idx->nframes
-			? &in->copies[it.frame] : NULL;
-
-		/* What the frame points to in FB must outlive it: copied
-		 * once per stack entry, not once per frame. */
-		if (vf->build_id) {
-			if (!copy || !copy->build_id)
-				vf->build_id = mp_arena_memdup(&v->arena, vf->build_id,
-							       vf->build_id_size);
-			else
-				vf->build_id = copy->build_id;
-			if (!vf->build_id)
-				goto nomem;
-			if (copy)
-				copy->build_id = vf->build_id;
-		}
-		if (vf->file) {
-			if (!copy || !copy->file)
-				vf->file = mp_arena_strdup(&v->arena, vf->file);
-			else
-				vf->file = copy->file;
-			if (!vf->file)
-				goto nomem;
-			if (copy)
-				copy->file = vf->file;
-		}
-	}
-	/*
-	 * The allocator library's leading frames, and the program's own
-	 * allocation wrappers (view_set_frame_rules), are hidden as the
-	 * runtime's are from raw stacks.
-	 */
-	k = 0;
-	while (k < c->nframes && view_frame_hidden(v, &c->frames[k]))
-		k++;
-	if (k < c->nframes) {
-		c->frames += k;
-		c->nframes -= k;
-	}
+	frames = mp_arena_alloc(&v->arena,
+				(size_t)it.depth * sizeof(*frames) + 1);
+	if (!frames)
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	if ((rc = expand_into(v, c, &it, frames, &hidden, err)))
+		return rc;
+	c->frames = frames + hidden;
+	c->nframes = it.depth - hidden;
 	return MP_OK;
-nomem:
-	return mp_fail(err, MP_E_NOMEM, NULL);
+}
+
+enum mp_errcode view_frames_scratch(struct view *v,
+				    const struct view_context *c,
+				    struct view_scratch *scratch,
+				    const struct mp_frame **frames,
+				    uint32_t *n, struct mp_err *err)
+{
+	struct view_input *in = &v->inputs[c->input];
+	struct idx_stack_iter it;
+	enum mp_errcode rc;
+	uint32_t hidden;
+
+	if (c->frames || !c->idx) {
+		*frames = c->frames;
+		*n = c->nframes;
+		return MP_OK;
+	}
+	rc = idx_stack_begin(&it, c->idx, (uint32_t)c->id, &in->frames_expanded,
+			     err);
+	if (rc)
+		return rc;
+	if (!MP_GROW(scratch->frames, scratch->alloc, (size_t)it.depth + 1))
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	if ((rc = expand_into(v, c, &it, scratch->frames, &hidden, err)))
+		return rc;
+	*frames = scratch->frames + hidden;
+	*n = it.depth - hidden;
+	return MP_OK;
 }
 
 enum mp_errcode view_frames(struct view *v, struct view_context *c,

@@ -39,11 +39,6 @@
 #include "symbolize/sym.h"
 
 
-struct view_entry_copy {
-	const char *file;
-	const uint8_t *build_id;
-};
-
 struct view_input {
 	const char *path;
 	const char *kind;	/* "raw", "indexed" or "llvm" */
@@ -56,9 +51,11 @@ struct view_input {
 	uint64_t sample_interval;	/* raw: the largest R at a dump */
 	const struct idx_file *idx;	/* indexed inputs: the file */
 	uint64_t frames_expanded;	/* indexed: idx_stack_begin's budget */
-	/* Indexed: per stack entry, the frame's file path and build id as
-	 * copied into the arena once (NULL: not yet). */
-	struct view_entry_copy *copies;
+	/* Indexed: each stack entry's frame, built the first time a stack
+	 * reaches it (its file path and build id copied into the arena),
+	 * and which are built. */
+	struct mp_frame *entry_frames;
+	uint8_t *entry_built;
 };
 
 struct view_segment {
@@ -150,6 +147,23 @@ enum mp_errcode view_symbolize(struct view *v, struct sym_ctx *sym,
 enum mp_errcode view_frames(struct view *v, struct view_context *c,
 			    struct mp_err *err);
 enum mp_errcode view_expand_all(struct view *v, struct mp_err *err);
+
+/*
+ * C's frames for a reader that prints each context once: an indexed
+ * context not yet expanded is expanded into SCRATCH (grown as needed,
+ * reused from call to call, freed by the caller with free(s->frames)),
+ * not kept; others give their own.  *FRAMES and *N stay valid until the
+ * next call with SCRATCH.  The cap and errors are view_frames()'s.
+ */
+struct view_scratch {
+	struct mp_frame *frames;
+	size_t alloc;
+};
+enum mp_errcode view_frames_scratch(struct view *v,
+				    const struct view_context *c,
+				    struct view_scratch *scratch,
+				    const struct mp_frame **frames,
+				    uint32_t *n, struct mp_err *err);
 
 /*
  * Drop, from every indexed context expanded from now on, the leading
