@@ -157,6 +157,36 @@ static bool printable(unsigned char c)
 }
 
 /*
+ * Does the word of 8 bytes W hold a byte that is not printable ASCII (below
+ * 0x20, or 0x7f and up)?  Frame names and paths are long runs of
+ * printable bytes: scanned 8 at a time, they cost an eighth.
+ */
+static bool word_unprintable(uint64_t w)
+{
+	const uint64_t ones = UINT64_C(0x0101010101010101),
+		       highs = UINT64_C(0x8080808080808080);
+
+	return (((w - 0x20 * ones) & ~w) | ((w + ones) | w)) & highs;
+}
+
+/* The end of the run of printable bytes at P, not past END. */
+static const unsigned char *printable_run(const unsigned char *p,
+					  const unsigned char *end)
+{
+	uint64_t w;
+
+	while (end - p >= 8) {
+		memcpy(&w, p, 8);
+		if (word_unprintable(w))
+			break;
+		p += 8;
+	}
+	while (p < end && printable(*p))
+		p++;
+	return p;
+}
+
+/*
  * JSON string escaping; YAML double-quoted strings accept the same.  Both
  * must be Unicode, and names from binaries are bytes: a byte that is not
  * part of valid UTF-8 becomes U+FFFD.  S holds N bytes and a NUL, which
@@ -218,8 +248,7 @@ static void put_bare(struct emit *e, const char *s, size_t len)
 		uint32_t cp;
 		size_t n;
 
-		while (p < end && printable(*p))
-			p++;
+		p = printable_run(p, end);
 		put(e, run, (size_t)(p - run));
 		if (p == end)
 			break;
@@ -577,6 +606,12 @@ void emit_str(struct emit *e, const char *key, const char *s)
 		       e->fmt == EMIT_TEXT ? 1 : 4);
 	else
 		scalar(e, key, S_STR, s, strlen(s));
+}
+
+void emit_strn(struct emit *e, const char *key, const char *s, size_t len)
+{
+	if (shown(e))
+		scalar(e, key, S_STR, s, len);
 }
 
 void emit_bool(struct emit *e, const char *key, bool v)

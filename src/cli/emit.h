@@ -68,6 +68,8 @@ void emit_f64(struct emit *e, const char *key, double v, int digits);
 void emit_hex(struct emit *e, const char *key, uint64_t v);
 /* S == NULL emits null. */
 void emit_str(struct emit *e, const char *key, const char *s);
+/* The same for the LEN bytes at S (not NULL), whose length is known. */
+void emit_strn(struct emit *e, const char *key, const char *s, size_t len);
 void emit_bool(struct emit *e, const char *key, bool v);
 
 /*

@@ -69,37 +69,110 @@ static void emit_matching(struct emit *e, const struct cmp *c)
  * indexed file.  That fails only when out of memory: every context of a
  * file expands once at most, within the frames idx_open() allowed.
  */
+/*
+ * A frame's text, by its indexed file and stack entry: a diff prints the
+ * same few thousand frames hundreds of thousands of times.
+ */
+struct frame_texts {
+	const struct idx_file *f;
+	char **text;		/* by stack entry, malloc'ed; NULL: not yet */
+	uint32_t *len;
+};
+
 /* What printing stacks reuses from one to the next. */
 struct stack_printer {
 	struct view_scratch scratch;
 	struct sym_demangler *dm;	/* NULL: linkage names */
+	struct frame_texts *files;
+	size_t nfiles, afiles;
 };
+
+static void printer_release(struct stack_printer *sp)
+{
+	for (size_t i = 0; i < sp->nfiles; i++) {
+		for (uint32_t k = 0; k < sp->files[i].f->nframes; k++)
+			free(sp->files[i].text[k]);
+		free(sp->files[i].text);
+		free(sp->files[i].len);
+	}
+	free(sp->files);
+	view_scratch_release(&sp->scratch);
+}
+
+/* F's texts (made empty the first time); NULL when out of memory. */
+static struct frame_texts *texts_of(struct stack_printer *sp,
+				    const struct idx_file *f)
+{
+	struct frame_texts *t;
+
+	for (size_t i = 0; i < sp->nfiles; i++)
+		if (sp->files[i].f == f)
+			return &sp->files[i];
+	if (!MP_GROW(sp->files, sp->afiles, sp->nfiles + 1))
+		return NULL;
+	t = &sp->files[sp->nfiles];
+	t->f = f;
+	t->text = calloc(f->nframes ? f->nframes : 1, sizeof(*t->text));
+	t->len = malloc((f->nframes ? f->nframes : 1) * sizeof(*t->len));
+	if (!t->text || !t->len) {
+		free(t->text);
+		free(t->len);
+		return NULL;
+	}
+	sp->nfiles++;
+	return t;
+}
+
+/* F's text, malloc'ed, its length in *LEN; NULL when out of memory. */
+static char *frame_text(const struct mp_frame *f, struct sym_demangler *dm,
+			size_t *len)
+{
+	const char *pretty = dm && f->function ? sym_demangled(dm, f->function)
+					       : NULL;
+	char line[1024], *s;
+
+	*len = mp_frame_format(f, pretty, line, sizeof(line));
+	if (*len >= sizeof(line))	/* a long C++ name */
+		return mp_frame_string(f, pretty);
+	if ((s = malloc(*len + 1)))
+		memcpy(s, line, *len + 1);
+	return s;
+}
 
 static bool emit_frames(struct emit *e, const struct cmp *c,
 			const struct cmp_entry *x, struct stack_printer *sp)
 {
 	const struct mp_frame *frames;
+	const uint32_t *entries;
+	struct frame_texts *t = NULL;
 	struct mp_err err = { 0 };
 	uint32_t n;
 
-	if (cmp_entry_frames(c, x, &sp->scratch, &frames, &n, &err))
+	if (cmp_entry_frames(c, x, &sp->scratch, &frames, &entries, &n, &err))
+		return false;
+	if (entries && !(t = texts_of(sp, x->ctx->idx)))
 		return false;
 	emit_list(e, "frames");
 	for (uint32_t k = 0; k < n; k++) {
-		const struct mp_frame *f = &frames[k];
-		const char *pretty = sp->dm && f->function
-				     ? sym_demangled(sp->dm, f->function) : NULL;
-		char line[1024];
-		/* In LINE, or malloc'ed when longer (a C++ name). */
-		size_t len = mp_frame_format(f, pretty, line, sizeof(line));
-		char *display = len < sizeof(line) ? line
-					: mp_frame_string(f, pretty);
+		char **text = t && entries[k] < t->f->nframes
+			      ? &t->text[entries[k]] : NULL;
+		size_t len;
 
-		if (!display)
+		if (text && *text) {
+			emit_strn(e, NULL, *text, t->len[entries[k]]);
+			continue;
+		}
+		char *s = frame_text(&frames[k], sp->dm, &len);
+
+		if (!s)
 			return false;
-		emit_str(e, NULL, display);
-		if (display != line)
-			free(display);
+		emit_strn(e, NULL, s, len);
+		if (text && len <= UINT32_MAX) {
+			*text = s;
+			t->len[entries[k]] = (uint32_t)len;
+		} else {
+			free(s);
+		}
 	}
 	emit_end(e);
 	return true;
@@ -161,17 +234,17 @@ static size_t emit_hot_cold(struct emit *e, const struct cmp *c,
 		emit_str(e, "function", c->functions[x->function]);
 		emit_str(e, "base", cmp_class_name(k[0]));
 		emit_str(e, "test", cmp_class_name(k[1]));
-		emit_u64(e, "base_TotalSize", x->mib[0].v[MIB_TotalSize]);
-		emit_u64(e, "test_TotalSize", x->mib[1].v[MIB_TotalSize]);
+		emit_u64(e, "base_TotalSize", x->mib[0]->v[MIB_TotalSize]);
+		emit_u64(e, "test_TotalSize", x->mib[1]->v[MIB_TotalSize]);
 		if (!emit_frames(e, c, x, &sp)) {
-			free(sp.scratch.frames);
+			printer_release(&sp);
 			return SIZE_MAX;
 		}
 		emit_end(e);
 	}
 	emit_end(e);
 	emit_end(e);
-	free(sp.scratch.frames);
+	printer_release(&sp);
 	return h.flips;
 }
 
@@ -248,20 +321,76 @@ static const char *status_of(const struct cmp_row *r, enum mib_field f)
 
 /* SIG: -1 for exact profiles, else whether the change is significant
  * (outside the sampled profiles' intervals, cmp_significant). */
+/* Append V in decimal at P; returns the end. */
+static char *put_u64(char *p, uint64_t v)
+{
+	char tmp[20];
+	size_t n = 0;
+
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while (v /= 10);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+/* Append V with an explicit sign, as "%+" PRId64 does. */
+static char *put_i64(char *p, int64_t v)
+{
+	*p++ = v < 0 ? '-' : '+';
+	return put_u64(p, v < 0 ? -(uint64_t)v : (uint64_t)v);
+}
+
+/*
+ * Append V as "%+.1f" prints it, for |V| < 2^40 (else false): a diff has
+ * four per row, and snprintf was a tenth of its time.  The tenths are
+ * V * 10 rounded to nearest, ties to even, on V's exact value: fma()
+ * gives the product's rounding error, which decides only where the
+ * rounded product lies exactly half-way.
+ */
+static bool put_tenths(char **pp, double v)
+{
+	double a = fabs(v), p, fl, frac, err;
+	uint64_t q;
+
+	if (!(a < 0x1p40))
+		return false;
+	p = a * 10;
+	err = fma(a, 10, -p);
+	fl = floor(p);
+	frac = p - fl;
+	q = (uint64_t)fl;
+	if (frac > 0.5 || (frac == 0.5 && (err > 0 || (err == 0 && (q & 1)))))
+		q++;
+	*(*pp)++ = signbit(v) ? '-' : '+';
+	*pp = put_u64(*pp, q / 10);
+	*(*pp)++ = '.';
+	*(*pp)++ = (char)('0' + q % 10);
+	return true;
+}
+
 static void emit_change(struct emit *e, const char *key, uint64_t b,
 			uint64_t t, int sig)
 {
-	char display[200];
+	char display[200], *p = display;
 	double rel = b ? ((double)t - (double)b) / (double)b : NAN;
 	const char *mark = sig == 0 && b != t ? ", within the 95% intervals" : "";
 
-	if (b)
-		snprintf(display, sizeof(display), "%" PRIu64 " -> %" PRIu64
-			 " (%+" PRId64 ", %+.1f%%%s)", b, t,
-			 (int64_t)(t - b), 100 * rel, mark);
-	else
-		snprintf(display, sizeof(display), "%" PRIu64 " -> %" PRIu64
-			 " (%+" PRId64 "%s)", b, t, (int64_t)(t - b), mark);
+	/* "B -> T (+D, +R%MARK)", or without ", +R%" when B is 0. */
+	p = put_u64(p, b);
+	memcpy(p, " -> ", 4);
+	p = put_u64(p + 4, t);
+	memcpy(p, " (", 2);
+	p = put_i64(p + 2, (int64_t)(t - b));
+	if (b) {
+		memcpy(p, ", ", 2);
+		p += 2;
+		if (!put_tenths(&p, 100 * rel))
+			p += snprintf(p, 64, "%+.1f", 100 * rel);
+		*p++ = '%';
+	}
+	snprintf(p, sizeof(display) - (size_t)(p - display), "%s)", mark);
 	emit_row(e, key, display);
 	emit_u64(e, "base", b);
 	emit_u64(e, "test", t);
@@ -315,7 +444,7 @@ bool report_diff(struct emit *e, const struct cmp *c,
 		emit_str(e, "status", status_of(r, o->sort));
 		emit_str(e, "function", r->function);
 		if (r->entry && !emit_frames(e, c, r->entry, &sp)) {
-			free(sp.scratch.frames);
+			printer_release(&sp);
 			free(rows);
 			return false;
 		}
@@ -328,7 +457,7 @@ bool report_diff(struct emit *e, const struct cmp *c,
 		emit_end(e);
 	}
 	emit_end(e);
-	free(sp.scratch.frames);
+	printer_release(&sp);
 
 	flips = emit_hot_cold(e, c, &o->cmp);
 	if (flips == SIZE_MAX) {

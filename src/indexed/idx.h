@@ -232,6 +232,10 @@ uint32_t idx_node_parent1(const struct idx_file *f, uint32_t node);
  * nodes.
  */
 uint32_t idx_node_entry(const struct idx_file *f, uint32_t node);
+/* Both at once, from one decoding of the node: the parent plus one is
+ * returned, the entry put in *ENTRY. */
+uint32_t idx_node_step(const struct idx_file *f, uint32_t node,
+		       uint32_t *entry);
 
 /* Depth of the stack STACK_ID (number of frames). */
 uint32_t idx_stack_depth(const struct idx_file *f, uint32_t stack_id);
@@ -273,6 +277,12 @@ void idx_entry_frame(const struct idx_file *f, uint32_t entry,
 
 /* The most frames the stacks of F may expand to. */
 uint64_t idx_frames_max(const struct idx_file *f);
+/*
+ * Charge N frames of F to *BUDGET: MP_E_TOO_LARGE, with a detail, when
+ * that passes idx_frames_max() (idx_stack_begin() charges a stack's).
+ */
+enum mp_errcode idx_charge_frames(const struct idx_file *f, uint64_t *budget,
+				  uint64_t n, struct mp_err *err);
 
 struct idx_stack_iter {
 	const struct idx_file *f;

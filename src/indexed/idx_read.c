@@ -946,6 +946,15 @@ uint32_t idx_node_parent1(const struct idx_file *f, uint32_t node)
 	return parent1;
 }
 
+uint32_t idx_node_step(const struct idx_file *f, uint32_t node,
+		       uint32_t *entry)
+{
+	uint32_t parent1;
+
+	node_at(f, node, entry, &parent1);
+	return parent1;
+}
+
 uint32_t idx_node_entry(const struct idx_file *f, uint32_t node)
 {
 	uint32_t frame, parent1;
@@ -1078,12 +1087,18 @@ enum mp_errcode idx_stack_begin(struct idx_stack_iter *it,
 				const struct idx_file *f, uint32_t stack_id,
 				uint64_t *budget, struct mp_err *err)
 {
-	uint64_t max = idx_frames_max(f);
-
 	it->f = f;
 	it->node = stack_id;
 	it->depth = it->left = idx_stack_depth(f, stack_id);
-	*budget += it->depth;
+	return idx_charge_frames(f, budget, it->depth, err);
+}
+
+enum mp_errcode idx_charge_frames(const struct idx_file *f, uint64_t *budget,
+				  uint64_t n, struct mp_err *err)
+{
+	uint64_t max = idx_frames_max(f);
+
+	*budget += n;
 	if (*budget > max)
 		return mp_fail(err, MP_E_TOO_LARGE,
 			       "its stacks expand to more than %llu frames (%d "

@@ -15,6 +15,9 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 
 static const char *const match_names[] = { "column", "line", "function" };
 
+/* The MIB of a side an entry is absent from. */
+static const struct mp_mib no_mib;
+
 bool cmp_match_parse(const char *s, enum cmp_match *out)
 {
 	for (int i = 0; i < 3; i++) {
@@ -497,6 +500,7 @@ static enum mp_errcode add_side(struct cmp *c, struct view *v, int side,
 			e = &c->e[c->n++];
 			*slot = (uint32_t)c->n;
 			memset(e, 0, sizeof(*e));
+			e->mib[0] = e->mib[1] = &no_mib;
 			e->ctx = vc;
 			if ((rc = function_index(c, context_function(c, vc, first),
 						 &e->function)))
@@ -505,10 +509,22 @@ static enum mp_errcode add_side(struct cmp *c, struct view *v, int side,
 		e = &c->e[*slot - 1];
 		if (!e->present[side]) {
 			e->present[side] = true;
-			e->mib[side] = vc->mib;
+			e->mib[side] = &vc->mib;
 			c->contexts[side]++;
 		} else {
-			mib_fold(&e->mib[side], &vc->mib);
+			struct mp_mib *own = (struct mp_mib *)e->mib[side];
+
+			if (!e->folded[side]) {
+				own = mp_arena_memdup(&c->arena, e->mib[side],
+						      sizeof(*own));
+				if (!own) {
+					rc = MP_E_NOMEM;
+					break;
+				}
+				e->mib[side] = own;
+				e->folded[side] = true;
+			}
+			mib_fold(own, &vc->mib);
 		}
 		if (!fold_samples(c, &e->samp[side], &e->nsamp[side], vc->samp,
 				  vc->nsamp) ||
@@ -611,13 +627,14 @@ void cmp_release(struct cmp *c)
 
 enum mp_errcode cmp_entry_frames(const struct cmp *c, const struct cmp_entry *e,
 				 struct view_scratch *scratch,
-				 const struct mp_frame **frames, uint32_t *n,
+				 const struct mp_frame **frames,
+				 const uint32_t **entries, uint32_t *n,
 				 struct mp_err *err)
 {
 	/* An entry is made by the first side that has its key. */
 	return view_frames_scratch(c->views[e->present[CMP_BASE] ? CMP_BASE
 							       : CMP_TEST],
-				   e->ctx, scratch, frames, n, err);
+				   e->ctx, scratch, frames, entries, n, err);
 }
 
 /* The entries of function FN (< 0: all), as [*first, *end) of order. */
@@ -651,7 +668,7 @@ void cmp_totals(const struct cmp *c, enum mib_field f, long fn,
 
 		for (int s = 0; s < 2; s++)
 			if (e->present[s])
-				out[s] = sat_add(out[s], e->mib[s].v[f]);
+				out[s] = sat_add(out[s], e->mib[s]->v[f]);
 	}
 }
 
@@ -675,8 +692,8 @@ double cmp_overlap(const struct cmp *c, enum mib_field f, long fn)
 
 		if (!e->present[0] || !e->present[1])
 			continue;
-		a = (unsigned __int128)e->mib[0].v[f] * tot[1];
-		b = (unsigned __int128)e->mib[1].v[f] * tot[0];
+		a = (unsigned __int128)e->mib[0]->v[f] * tot[1];
+		b = (unsigned __int128)e->mib[1]->v[f] * tot[0];
 		/*
 		 * Saturated totals can make the terms add up past DEN, and
 		 * past 2^128: the overlap is 1 as soon as they reach DEN.

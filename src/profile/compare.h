@@ -62,8 +62,12 @@ struct cmp_thresholds {
 enum { CMP_BASE = 0, CMP_TEST = 1 };
 
 struct cmp_entry {
-	struct mp_mib mib[2];
+	/* Per side: the MIB of its one context (the view's), the fold of
+	 * several (in the comparison's arena), or zeros when absent; a
+	 * pointer, not a copy, as most entries have one context a side. */
+	const struct mp_mib *mib[2];
 	bool present[2];
+	bool folded[2];			/* mib[s] is the comparison's own */
 	struct mp_samp *samp[2];	/* sample entries per side (sampled
 					 * inputs), nsamp[s] of them */
 	uint32_t nsamp[2];
@@ -128,7 +132,8 @@ void cmp_release(struct cmp *c);
  */
 enum mp_errcode cmp_entry_frames(const struct cmp *c, const struct cmp_entry *e,
 				 struct view_scratch *scratch,
-				 const struct mp_frame **frames, uint32_t *n,
+				 const struct mp_frame **frames,
+				 const uint32_t **entries, uint32_t *n,
 				 struct mp_err *err);
 
 /*

@@ -73,8 +73,8 @@ void cmp_matching(const struct cmp *c, struct cmp_matching *m)
 			continue;
 		m->common++;
 		for (int s = 0; s < 2; s++) {
-			m->allocs[s] += e->mib[s].v[MIB_AllocCount];
-			m->bytes[s] += e->mib[s].v[MIB_TotalSize];
+			m->allocs[s] += e->mib[s]->v[MIB_AllocCount];
+			m->bytes[s] += e->mib[s]->v[MIB_TotalSize];
 		}
 	}
 }
@@ -83,7 +83,7 @@ bool cmp_flips(const struct cmp_entry *e, const struct cmp_thresholds *t,
 	       enum cmp_class k[2])
 {
 	for (int s = 0; s < 2; s++)
-		k[s] = e->present[s] ? cmp_classify(&e->mib[s], t)
+		k[s] = e->present[s] ? cmp_classify(e->mib[s], t)
 				     : CMP_CLASS_NOTCOLD;
 	return e->present[0] && e->present[1] && k[0] != k[1];
 }
@@ -103,8 +103,8 @@ void cmp_hot_cold(const struct cmp *c, const struct cmp_thresholds *t,
 		if (!flip)
 			continue;
 		h->flips++;
-		h->flipped_bytes[0] += e->mib[0].v[MIB_TotalSize];
-		h->flipped_bytes[1] += e->mib[1].v[MIB_TotalSize];
+		h->flipped_bytes[0] += e->mib[0]->v[MIB_TotalSize];
+		h->flipped_bytes[1] += e->mib[1]->v[MIB_TotalSize];
 	}
 }
 
@@ -155,21 +155,71 @@ static uint64_t absdiff(uint64_t a, uint64_t b)
 	return a > b ? a - b : b - a;
 }
 
-/* Rows by largest change of the field *SORT, then function, then entry. */
-static int by_change(const void *a, const void *b, void *arg)
-{
-	const struct cmp_row *x = a, *y = b;
-	enum mib_field f = *(const enum mib_field *)arg;
-	uint64_t dx = absdiff(x->v[0][f], x->v[1][f]);
-	uint64_t dy = absdiff(y->v[0][f], y->v[1][f]);
-	int r;
+/*
+ * A row's place in the order of cmp_rows(): largest change of the sort
+ * field first, then function name (as its rank among the names), then
+ * entry (as the row's index, entries being in order): 16 bytes a row to
+ * sort, where comparing rows would chase two pointers and a strcmp().
+ */
+struct row_key {
+	uint64_t change;
+	uint32_t fn_rank, row;
+};
 
-	if (dx != dy)
-		return dx > dy ? -1 : 1;
-	r = strcmp(x->function, y->function);
-	if (r)
-		return r;
-	return x->entry < y->entry ? -1 : x->entry > y->entry;
+static int by_row_key(const void *a, const void *b)
+{
+	const struct row_key *x = a, *y = b;
+
+	if (x->change != y->change)
+		return x->change > y->change ? -1 : 1;
+	if (x->fn_rank != y->fn_rank)
+		return x->fn_rank < y->fn_rank ? -1 : 1;
+	return x->row < y->row ? -1 : x->row > y->row;
+}
+
+static int by_name(const void *a, const void *b, void *arg)
+{
+	const char *const *names = arg;
+
+	return strcmp(names[*(const uint32_t *)a], names[*(const uint32_t *)b]);
+}
+
+/* Sort ROWS[0..N-1] of C as by_row_key() says.  False when out of memory. */
+static bool sort_rows(const struct cmp *c, struct cmp_row *rows, size_t n,
+		      bool by_function, enum mib_field f)
+{
+	size_t nf = c->nfunctions;
+	uint32_t *by_name_order = malloc((nf ? nf : 1) * sizeof(uint32_t));
+	uint32_t *rank = malloc((nf ? nf : 1) * sizeof(*rank));
+	struct row_key *k = malloc((n ? n : 1) * sizeof(*k));
+	struct cmp_row *sorted = malloc((n ? n : 1) * sizeof(*sorted));
+	bool ok = by_name_order && rank && k && sorted && n <= UINT32_MAX &&
+		  nf <= UINT32_MAX;
+
+	if (ok) {
+		for (size_t i = 0; i < nf; i++)
+			by_name_order[i] = (uint32_t)i;
+		qsort_r(by_name_order, nf, sizeof(uint32_t), by_name,
+			(void *)c->functions);
+		for (size_t i = 0; i < nf; i++)
+			rank[by_name_order[i]] = (uint32_t)i;
+		for (size_t i = 0; i < n; i++) {
+			uint32_t fn = by_function ? (uint32_t)i : c->e[i].function;
+
+			k[i] = (struct row_key){
+				absdiff(rows[i].v[0][f], rows[i].v[1][f]),
+				rank[fn], (uint32_t)i };
+		}
+		qsort(k, n, sizeof(*k), by_row_key);
+		for (size_t i = 0; i < n; i++)
+			sorted[i] = rows[k[i].row];
+		memcpy(rows, sorted, n * sizeof(*rows));
+	}
+	free(by_name_order);
+	free(rank);
+	free(k);
+	free(sorted);
+	return ok;
 }
 
 enum mp_errcode cmp_rows(const struct cmp *c, bool by_function,
@@ -208,15 +258,15 @@ enum mp_errcode cmp_rows(const struct cmp *c, bool by_function,
 			/* An entry's MIB on a side it is absent from is zero. */
 			r->function = c->functions[x->function];
 			r->entry = x;
-			r->v[0] = x->mib[0].v;
-			r->v[1] = x->mib[1].v;
+			r->v[0] = x->mib[0]->v;
+			r->v[1] = x->mib[1]->v;
 		}
 		for (int s = 0; s < 2; s++) {
 			if (!x->present[s])
 				continue;
 			r->present[s] = true;
 			for (int f = 0; by_function && f < MIB__COUNT; f++)
-				sums[2 * x->function + s].v[f] += x->mib[s].v[f];
+				sums[2 * x->function + s].v[f] += x->mib[s]->v[f];
 		}
 	}
 	/* Each row's share of the pool, then the folds. */
@@ -248,7 +298,10 @@ enum mp_errcode cmp_rows(const struct cmp *c, bool by_function,
 					     x->nsamp[s], 1);
 		}
 	}
-	qsort_r(rows, n, sizeof(*rows), by_change, &sort);
+	if (!sort_rows(c, rows, n, by_function, sort)) {
+		free(rows);
+		return MP_E_NOMEM;
+	}
 	*out = rows;
 	*nrows = n;
 	return MP_OK;

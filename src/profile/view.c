@@ -198,34 +198,19 @@ static const struct mp_frame *entry_frame(struct view *v,
 }
 
 /*
- * Expand indexed context C's stack (IT, begun) into OUT (it.depth frames);
- * *HIDDEN gets how many leading ones the frame rules hide.
+ * How many leading frames of FRAMES[0..N-1] to hide: the allocator
+ * library's, and the program's own allocation wrappers
+ * (view_set_frame_rules), as the runtime's are from raw stacks; none when
+ * that would leave nothing.
  */
-static enum mp_errcode expand_into(struct view *v, const struct view_context *c,
-				   struct idx_stack_iter *it,
-				   struct mp_frame *out, uint32_t *hidden,
-				   struct mp_err *err)
+static uint32_t hidden_prefix(const struct view *v, const struct mp_frame *frames,
+			      uint32_t n)
 {
-	struct view_input *in = &v->inputs[c->input];
-	uint32_t k, e, depth = it->depth;
+	uint32_t k = 0;
 
-	for (k = 0; idx_stack_next_entry(it, &e); k++) {
-		const struct mp_frame *fr = entry_frame(v, in, c->idx, e);
-
-		if (!fr)
-			return mp_fail(err, MP_E_NOMEM, NULL);
-		out[k] = *fr;
-	}
-	/*
-	 * The allocator library's leading frames, and the program's own
-	 * allocation wrappers (view_set_frame_rules), are hidden as the
-	 * runtime's are from raw stacks; a stack of nothing else is kept.
-	 */
-	k = 0;
-	while (k < depth && view_frame_hidden(v, &out[k]))
+	while (k < n && view_frame_hidden(v, &frames[k]))
 		k++;
-	*hidden = k < depth ? k : 0;
-	return MP_OK;
+	return k < n ? k : 0;
 }
 
 /* Expand indexed context C's frames from its file's trie, for good. */
@@ -236,7 +221,7 @@ static enum mp_errcode expand(struct view *v, struct view_context *c,
 	struct idx_stack_iter it;
 	struct mp_frame *frames;
 	enum mp_errcode rc;
-	uint32_t hidden;
+	uint32_t k, e, hidden;
 
 	rc = idx_stack_begin(&it, c->idx, (uint32_t)c->id, &in->frames_expanded,
 			     err);
@@ -246,8 +231,14 @@ static enum mp_errcode expand(struct view *v, struct view_context *c,
 				(size_t)it.depth * sizeof(*frames) + 1);
 	if (!frames)
 		return mp_fail(err, MP_E_NOMEM, NULL);
-	if ((rc = expand_into(v, c, &it, frames, &hidden, err)))
-		return rc;
+	for (k = 0; idx_stack_next_entry(&it, &e); k++) {
+		const struct mp_frame *fr = entry_frame(v, in, c->idx, e);
+
+		if (!fr)
+			return mp_fail(err, MP_E_NOMEM, NULL);
+		frames[k] = *fr;
+	}
+	hidden = hidden_prefix(v, frames, it.depth);
 	c->frames = frames + hidden;
 	c->nframes = it.depth - hidden;
 	return MP_OK;
@@ -257,29 +248,50 @@ enum mp_errcode view_frames_scratch(struct view *v,
 				    const struct view_context *c,
 				    struct view_scratch *scratch,
 				    const struct mp_frame **frames,
+				    const uint32_t **entries,
 				    uint32_t *n, struct mp_err *err)
 {
 	struct view_input *in = &v->inputs[c->input];
-	struct idx_stack_iter it;
+	uint32_t k = 0, e, hidden;
 	enum mp_errcode rc;
-	uint32_t hidden;
 
+	*entries = NULL;
 	if (c->frames || !c->idx) {
 		*frames = c->frames;
 		*n = c->nframes;
 		return MP_OK;
 	}
-	rc = idx_stack_begin(&it, c->idx, (uint32_t)c->id, &in->frames_expanded,
-			     err);
-	if (rc)
+	/*
+	 * One pass from the leaf, the scratch growing as it goes: a stack's
+	 * depth is not asked for first (another walk).  Parents lie at
+	 * smaller offsets (checked by idx_open()), so the walk ends.
+	 */
+	for (uint32_t node1 = (uint32_t)c->id + 1; node1; k++) {
+		const struct mp_frame *fr;
+
+		if (!MP_GROW(scratch->frames, scratch->alloc, (size_t)k + 1) ||
+		    !MP_GROW(scratch->entries, scratch->aentries, (size_t)k + 1))
+			return mp_fail(err, MP_E_NOMEM, NULL);
+		node1 = idx_node_step(c->idx, node1 - 1, &e);
+		if (!(fr = entry_frame(v, in, c->idx, e)))
+			return mp_fail(err, MP_E_NOMEM, NULL);
+		scratch->frames[k] = *fr;
+		scratch->entries[k] = e;
+	}
+	if ((rc = idx_charge_frames(c->idx, &in->frames_expanded, k, err)))
 		return rc;
-	if (!MP_GROW(scratch->frames, scratch->alloc, (size_t)it.depth + 1))
-		return mp_fail(err, MP_E_NOMEM, NULL);
-	if ((rc = expand_into(v, c, &it, scratch->frames, &hidden, err)))
-		return rc;
+	hidden = hidden_prefix(v, scratch->frames, k);
 	*frames = scratch->frames + hidden;
-	*n = it.depth - hidden;
+	*entries = scratch->entries + hidden;
+	*n = k - hidden;
 	return MP_OK;
+}
+
+void view_scratch_release(struct view_scratch *scratch)
+{
+	free(scratch->frames);
+	free(scratch->entries);
+	memset(scratch, 0, sizeof(*scratch));
 }
 
 enum mp_errcode view_frames(struct view *v, struct view_context *c,

@@ -151,19 +151,25 @@ enum mp_errcode view_expand_all(struct view *v, struct mp_err *err);
 /*
  * C's frames for a reader that prints each context once: an indexed
  * context not yet expanded is expanded into SCRATCH (grown as needed,
- * reused from call to call, freed by the caller with free(s->frames)),
- * not kept; others give their own.  *FRAMES and *N stay valid until the
- * next call with SCRATCH.  The cap and errors are view_frames()'s.
+ * reused from call to call, released with view_scratch_release()), not
+ * kept, and *ENTRIES (when not NULL) gets each frame's stack entry in
+ * C's file, by which a reader can keep what it derives from a frame;
+ * others give their own frames and NULL entries.  *FRAMES and *ENTRIES
+ * stay valid until the next call with SCRATCH.  The cap and errors are
+ * view_frames()'s.
  */
 struct view_scratch {
 	struct mp_frame *frames;
-	size_t alloc;
+	uint32_t *entries;
+	size_t alloc, aentries;
 };
 enum mp_errcode view_frames_scratch(struct view *v,
 				    const struct view_context *c,
 				    struct view_scratch *scratch,
 				    const struct mp_frame **frames,
+				    const uint32_t **entries,
 				    uint32_t *n, struct mp_err *err);
+void view_scratch_release(struct view_scratch *scratch);
 
 /*
  * Drop, from every indexed context expanded from now on, the leading
