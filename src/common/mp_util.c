@@ -35,7 +35,7 @@ void *mp_alloc_big(size_t size)
 	size_t whole;
 	void *p;
 
-	if (size < HUGE_PAGE || !mp_add(size, HUGE_PAGE - 1, &whole))
+	if (size < HUGE_PAGE / 4 || !mp_add(size, HUGE_PAGE - 1, &whole))
 		return malloc(size);
 	whole &= ~(size_t)(HUGE_PAGE - 1);
 	p = aligned_alloc(HUGE_PAGE, whole);

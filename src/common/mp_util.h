@@ -113,11 +113,11 @@ void mp_want_huge_pages(void *p, size_t size);
 
 /*
  * Malloc for a buffer that will be filled whole soon (a file read into
- * memory): from 2 MiB up, rounded up to whole 2 MiB pages, aligned to them
- * and given huge pages, so that filling it costs a fault per 2 MiB, not
- * per 4 KiB (in a virtual machine a fault costs microseconds: a 1.7 GB
- * merge used to spend seconds in them).  Free it with free(); realloc()
- * works on it.
+ * memory, a table every entry of which is written): from 512 KiB up,
+ * rounded up to whole 2 MiB pages, aligned to them and given huge pages,
+ * so that filling it costs a fault per 2 MiB, not per 4 KiB (in a virtual
+ * machine a fault costs microseconds: ten of them cost more than zeroing
+ * a huge page).  Free it with free(); realloc() works on it.
  */
 void *mp_alloc_big(size_t size);
 

@@ -73,6 +73,35 @@ static inline bool get_varint(const unsigned char **p,
 	return get_varint_slow(p, end, v);
 }
 
+/*
+ * The same for loops that decode many: the position is passed and
+ * returned (NULL when malformed or cut off), so that it stays in a
+ * register instead of going through memory at every varint.
+ */
+static inline const unsigned char *next_varint(const unsigned char *p,
+					       const unsigned char *end,
+					       uint64_t *v)
+{
+	uint64_t r;
+
+	if (p < end && *p < 0x80) {
+		*v = *p;
+		return p + 1;
+	}
+	/* MIB sums take a few bytes: up to four decoded here too. */
+	if (end - p >= 4) {
+		r = p[0] & 0x7f;
+		for (int i = 1; i < 4; i++) {
+			r |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+			if (p[i] < 0x80) {
+				*v = r;
+				return p + i + 1;
+			}
+		}
+	}
+	return get_varint_slow(&p, end, v) ? p : NULL;
+}
+
 static bool string_ok(const struct idx_file *f, uint32_t id)
 {
 	const unsigned char *s = f->sec[SEC_STRINGS];
@@ -145,6 +174,7 @@ static const unsigned char *path_ptr(const struct idx_file *f, uint32_t i)
  * per byte of trie plus 4 bytes per node.
  */
 struct trie_check {
+	void *block;		/* the three arrays below, one allocation */
 	uint64_t *starts;
 	uint32_t *rank;
 	uint32_t *depth;
@@ -358,7 +388,7 @@ static enum mp_errcode check_trie(struct idx_file *f, struct trie_check *tc,
 	const unsigned char *base = f->sec[SEC_TRIE], *p, *end;
 	size_t size = f->sec_size[SEC_TRIE];
 	struct trie_path *path = NULL;	/* a root first, the last node on top */
-	size_t depth = 0, apath = 0;
+	size_t depth = 0, apath = 0, words;
 	enum mp_errcode rc = MP_OK;
 	uint32_t n = 0;
 
@@ -374,12 +404,17 @@ static enum mp_errcode check_trie(struct idx_file *f, struct trie_check *tc,
 	f->ntrie = mp_le32(base);
 	f->trie_size = (uint32_t)size;
 	/* A node takes at least two bytes; depth[] is written only as far
-	 * as there are nodes. */
-	tc->starts = calloc(size / 64 + 1, sizeof(*tc->starts));
-	tc->rank = malloc((size / 64 + 1) * sizeof(*tc->rank));
-	tc->depth = malloc((size / 2 + 1) * sizeof(*tc->depth));
-	if (!tc->starts || !tc->rank || !tc->depth)
+	 * as there are nodes.  One block: all of it is written soon, and a
+	 * big one costs a page fault per 2 MiB (mp_alloc_big). */
+	words = size / 64 + 1;
+	tc->block = mp_alloc_big(words * (sizeof(*tc->starts) + sizeof(*tc->rank)) +
+				 (size / 2 + 1) * sizeof(*tc->depth));
+	if (!tc->block)
 		return mp_fail(err, MP_E_NOMEM, NULL);
+	tc->starts = tc->block;
+	tc->rank = (uint32_t *)(tc->starts + words);
+	tc->depth = tc->rank + words;
+	memset(tc->starts, 0, words * sizeof(*tc->starts));
 	end = base + size;
 	for (p = base + TRIE_HEADER; p < end && !rc; n++) {
 		uint32_t off = (uint32_t)(p - base), parent;
@@ -525,33 +560,37 @@ static double bits_f64(uint64_t b)
 	return d;
 }
 
-/* Decode LEN varints at *P of a context's sample entries into HB->s. */
-static bool get_samples(const unsigned char **p, const unsigned char *end,
-			uint64_t len, struct hist_buf *hb, uint32_t *n)
+/*
+ * Decode LEN varints at P of a context's sample entries into HB->s;
+ * returns the position after them, NULL when they are malformed.
+ */
+static const unsigned char *get_samples(const unsigned char *p,
+					const unsigned char *end, uint64_t len,
+					struct hist_buf *hb, uint32_t *n)
 {
 	uint64_t w[SAMPLE_WORDS];
 
 	if (len % SAMPLE_WORDS || len / SAMPLE_WORDS > UINT32_MAX ||
 	    !MP_GROW(hb->s, hb->salloc, (size_t)(len / SAMPLE_WORDS) + 1))
-		return false;
+		return NULL;
 	*n = (uint32_t)(len / SAMPLE_WORDS);
 	for (uint32_t i = 0; i < *n; i++) {
 		struct mp_samp *e = &hb->s[i];
 
 		for (int k = 0; k < SAMPLE_WORDS; k++)
-			if (!get_varint(p, end, &w[k]))
-				return false;
+			if (!(p = next_varint(p, end, &w[k])))
+				return NULL;
 		e->interval = w[0];
 		e->n = w[1];
 		e->u = w[2];
 		for (int k = 0; k < MP_SAMP_NFIELDS; k++)
 			if (!mp_samp_set(e, k, bits_f64(w[3 + k]),
 					 bits_f64(w[3 + MP_SAMP_NFIELDS + k])))
-				return false;
+				return NULL;
 		if (!mp_samp_valid(e) || (i && e->interval <= e[-1].interval))
-			return false;
+			return NULL;
 	}
-	return true;
+	return p;
 }
 
 /*
@@ -614,18 +653,26 @@ static int walk_record(const struct idx_file *f, const struct ht_disk_item *it,
 			       it->record_size);
 	p = f->sec[SEC_RECORDS] + it->record_offset;
 	end = p + it->record_size;
-	if (!get_varint(&p, end, &n) || n != it->contexts)
+	if (!(p = next_varint(p, end, &n)) || n != it->contexts)
 		return mp_fail(err, MP_E_CORRUPT,
 			       "record of '%s' does not hold the %" PRIu32
 			       " contexts its hash-table item says",
 			       string_at(f, it->name), it->contexts);
+	/* A context takes two bytes at least: the record's size bounds N. */
+	if (n > it->record_size)
+		return mp_fail(err, MP_E_CORRUPT,
+			       "record of '%s' claims %" PRIu64 " contexts in %"
+			       PRIu32 " bytes", string_at(f, it->name), n,
+			       it->record_size);
+	if (tc && !MP_GROW(tc->ids, tc->aids, (size_t)n))
+		return mp_fail(err, MP_E_NOMEM, NULL);
 	memset(&c, 0, sizeof(c));
 	c.function = string_at(f, it->name);
 	for (uint64_t k = 0; k < n; k++) {
 		uint64_t step, mask;
 
 		/* Stack ids increase: each after the first is a step >= 1. */
-		if (!get_varint(&p, end, &step) || (k && step == 0) ||
+		if (!(p = next_varint(p, end, &step)) || (k && step == 0) ||
 		    step >= f->trie_size - id)
 			return mp_fail(err, MP_E_CORRUPT,
 				       "record of '%s': context %" PRIu64 " has a "
@@ -637,12 +684,9 @@ static int walk_record(const struct idx_file *f, const struct ht_disk_item *it,
 				       "record of '%s': context %" PRIu64 " has "
 				       "stack id %" PRIu64 ", which is not a trie "
 				       "node", c.function, k, id);
-		if (tc) {
-			if (!MP_GROW(tc->ids, tc->aids, tc->nids + 1))
-				return mp_fail(err, MP_E_NOMEM, NULL);
+		if (tc)
 			tc->ids[tc->nids++] = c.stack_id;
-		}
-		if (!get_varint(&p, end, &mask))
+		if (!(p = next_varint(p, end, &mask)))
 			goto bad_field;
 		c.nsamp = 0;
 		if (f->nschema < 64 && mask >> f->nschema)
@@ -657,16 +701,17 @@ static int walk_record(const struct idx_file *f, const struct ht_disk_item *it,
 			uint64_t v, len;
 
 			if (f->schema_type[s] == TYPE_VARINT) {
-				if (!get_varint(&p, end, &v))
+				if (!(p = next_varint(p, end, &v)))
 					goto bad_field;
 				if (tag >= 1 && tag <= MIB__COUNT)
 					c.mib.v[tag - 1] = v;
 				continue;
 			}
-			if (!get_varint(&p, end, &len) || len > (uint64_t)(end - p))
+			if (!(p = next_varint(p, end, &len)) ||
+			    len > (uint64_t)(end - p))
 				goto bad_field;
 			if (tag == TAG_SAMPLES && f->version >= 11) {
-				if (!get_samples(&p, end, len, hb, &c.nsamp))
+				if (!(p = get_samples(p, end, len, hb, &c.nsamp)))
 					return mp_fail(err, MP_E_CORRUPT,
 						       "record of '%s': context %"
 						       PRIu64 " has malformed sample "
@@ -677,7 +722,7 @@ static int walk_record(const struct idx_file *f, const struct ht_disk_item *it,
 			    !MP_GROW(hb->v, hb->alloc, (size_t)len + 1))
 				return -1;
 			for (uint64_t i = 0; i < len; i++) {
-				if (!get_varint(&p, end, &v))
+				if (!(p = next_varint(p, end, &v)))
 					goto bad_field;
 				if (tag == TAG_HISTOGRAM && fn)
 					hb->v[i] = v;
@@ -862,9 +907,7 @@ enum mp_errcode idx_open(struct idx_file *f, const void *data, size_t size,
 			     idx_frames_max(f), IDX_FRAMES_PER_BYTE);
 out:
 	free(items);
-	free(tc.starts);
-	free(tc.rank);
-	free(tc.depth);
+	free(tc.block);
 	free(tc.ids);
 	free(hb.s);
 	return rc;

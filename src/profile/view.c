@@ -178,7 +178,9 @@ static const struct mp_frame *entry_frame(struct view *v,
 		return &none;	/* no table: idx_entry_frame() gives zeros */
 	}
 	if (!in->entry_frames) {
-		in->entry_frames = malloc((size_t)f->nframes * sizeof(*in->entry_frames));
+		/* Big ones fault one huge page, not one page per entry used. */
+		in->entry_frames = mp_alloc_big((size_t)f->nframes *
+						 sizeof(*in->entry_frames));
 		in->entry_built = calloc(f->nframes, 1);
 		if (!in->entry_frames || !in->entry_built)
 			return NULL;
