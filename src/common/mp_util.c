@@ -44,6 +44,21 @@ void *mp_alloc_big(size_t size)
 	return p;
 }
 
+void *mp_calloc_big(size_t n, size_t size)
+{
+	size_t bytes;
+	void *p;
+
+	if (!mp_mul(n, size, &bytes))
+		return NULL;
+	if (bytes < HUGE_PAGE / 4)
+		return calloc(n, size);
+	/* Fresh pages are zero, but a block malloc reuses may not be. */
+	if ((p = mp_alloc_big(bytes)))
+		memset(p, 0, bytes);
+	return p;
+}
+
 void *mp_arena_alloc(struct mp_arena *a, size_t size)
 {
 	struct mp_arena_block *b = a->head;

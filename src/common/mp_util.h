@@ -120,6 +120,8 @@ void mp_want_huge_pages(void *p, size_t size);
  * a huge page).  Free it with free(); realloc() works on it.
  */
 void *mp_alloc_big(size_t size);
+/* The same, zeroed, for N elements of SIZE bytes (calloc's contract). */
+void *mp_calloc_big(size_t n, size_t size);
 
 #define MP_GROW(arr, alloc, need) \
 	mp_grow((void **)&(arr), &(alloc), (need), sizeof(*(arr)))

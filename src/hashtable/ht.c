@@ -51,7 +51,7 @@ enum mp_errcode ht_insert(struct ht *t, uint64_t hash, uint32_t id)
 
 		if (cap > ((uint64_t)1 << 32))
 			return MP_E_TOO_LARGE;
-		bigger = calloc((size_t)cap, sizeof(*bigger));
+		bigger = mp_calloc_big((size_t)cap, sizeof(*bigger));
 		if (!bigger)
 			return MP_E_NOMEM;
 		for (uint64_t i = 0; t->slots && i <= t->mask; i++)
@@ -127,7 +127,7 @@ static enum mp_errcode map_room(struct ht_map *m)
 	cap = m->slots ? ((uint64_t)m->mask + 1) * 2 : 256;
 	if (cap > ((uint64_t)1 << 32))
 		return MP_E_TOO_LARGE;
-	bigger = calloc((size_t)cap, sizeof(*bigger));
+	bigger = mp_calloc_big((size_t)cap, sizeof(*bigger));
 	if (!bigger)
 		return MP_E_NOMEM;
 	for (uint64_t i = 0; m->slots && i <= m->mask; i++)
@@ -173,7 +173,7 @@ enum mp_errcode ht_map_reset(struct ht_map *m, size_t n)
 		return MP_OK;
 	}
 	ht_map_release(m);
-	m->slots = calloc((size_t)cap, sizeof(*m->slots));
+	m->slots = mp_calloc_big((size_t)cap, sizeof(*m->slots));
 	if (!m->slots)
 		return MP_E_NOMEM;
 	m->mask = (uint32_t)(cap - 1);

@@ -301,7 +301,7 @@ static enum mp_errcode trie_memo_reset(struct trie_memo *t,
 {
 	trie_memo_release(t);
 	t->f = f;
-	t->node = calloc(f->trie_size ? f->trie_size : 1, sizeof(*t->node));
+	t->node = mp_calloc_big(f->trie_size ? f->trie_size : 1, sizeof(*t->node));
 	t->entry = calloc(f->nframes ? f->nframes : 1, sizeof(*t->entry));
 	return t->node && t->entry ? MP_OK : MP_E_NOMEM;
 }
@@ -545,7 +545,7 @@ static enum mp_errcode group_by_function(struct cmp *c)
 	size_t nf = c->nfunctions;
 
 	c->fn_start = calloc(nf + 1, sizeof(*c->fn_start));
-	c->by_fn = malloc((c->n ? c->n : 1) * sizeof(*c->by_fn));
+	c->by_fn = mp_alloc_big((c->n ? c->n : 1) * sizeof(*c->by_fn));
 	if (!c->fn_start || !c->by_fn)
 		return MP_E_NOMEM;
 	for (size_t i = 0; i < c->n; i++)

@@ -191,8 +191,8 @@ static bool sort_rows(const struct cmp *c, struct cmp_row *rows, size_t n,
 	size_t nf = c->nfunctions;
 	uint32_t *by_name_order = malloc((nf ? nf : 1) * sizeof(uint32_t));
 	uint32_t *rank = malloc((nf ? nf : 1) * sizeof(*rank));
-	struct row_key *k = malloc((n ? n : 1) * sizeof(*k));
-	struct cmp_row *sorted = malloc((n ? n : 1) * sizeof(*sorted));
+	struct row_key *k = mp_alloc_big((n ? n : 1) * sizeof(*k));
+	struct cmp_row *sorted = mp_alloc_big((n ? n : 1) * sizeof(*sorted));
 	bool ok = by_name_order && rank && k && sorted && n <= UINT32_MAX &&
 		  nf <= UINT32_MAX;
 
@@ -235,7 +235,7 @@ enum mp_errcode cmp_rows(const struct cmp *c, bool by_function,
 	/* A row's entries fold into room for all its entries' entries. */
 	for (size_t i = 0; i < c->n; i++)
 		pool += (size_t)c->e[i].nsamp[0] + c->e[i].nsamp[1];
-	rows = calloc(1, (n + 1) * sizeof(*rows) + nsums * sizeof(*sums) +
+	rows = mp_calloc_big(1, (n + 1) * sizeof(*rows) + nsums * sizeof(*sums) +
 			 pool * sizeof(*ps));
 	if (!rows)
 		return MP_E_NOMEM;
