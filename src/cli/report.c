@@ -84,14 +84,14 @@ static bool emit_frame(struct emit *e, const struct mp_frame *f,
 }
 
 /*
- * The frames of C, all or, past MAX (> 0), the MAX / 2 leaf-side ones
+ * FRAMES[0..N-1], all or, past MAX (> 0), the MAX / 2 leaf-side ones
  * (rounded up) and the rest on the root side, with one row in between
  * saying how many were left out.
  */
-static bool emit_frames(struct emit *e, const struct view_context *c,
-			size_t max, struct sym_demangler *dm)
+static bool emit_frames(struct emit *e, const struct mp_frame *frames,
+			size_t n, size_t max, struct sym_demangler *dm)
 {
-	size_t n = c->nframes, head = n, tail = 0;
+	size_t head = n, tail = 0;
 	char display[64];
 
 	if (max && n > max) {
@@ -100,7 +100,7 @@ static bool emit_frames(struct emit *e, const struct view_context *c,
 	}
 	emit_list(e, "frames");
 	for (size_t k = 0; k < head; k++)
-		if (!emit_frame(e, &c->frames[k], dm))
+		if (!emit_frame(e, &frames[k], dm))
 			return false;
 	if (head < n) {
 		snprintf(display, sizeof(display), "... %zu frames elided ...",
@@ -110,7 +110,7 @@ static bool emit_frames(struct emit *e, const struct view_context *c,
 		emit_end(e);
 	}
 	for (size_t k = n - tail; k < n && head < n; k++)
-		if (!emit_frame(e, &c->frames[k], dm))
+		if (!emit_frame(e, &frames[k], dm))
 			return false;
 	emit_end(e);
 	return true;
@@ -517,6 +517,7 @@ enum mp_errcode report_show(struct emit *e, struct view *v,
 			    struct mp_err *err)
 {
 	struct view_context **order;
+	struct view_scratch scratch = { 0 };
 	struct frame_table table = { 0 };
 	struct mp_samp *samp = NULL;
 	enum mp_errcode rc = MP_OK;
@@ -528,9 +529,15 @@ enum mp_errcode report_show(struct emit *e, struct view *v,
 	order = rank_contexts(v, key, opts->top, &n);
 	if (!order)
 		return mp_fail(err, MP_E_NOMEM, NULL);
-	/* The stacks to print, expanded before anything is printed: an
-	 * input that cannot be expanded leaves an error document alone. */
-	for (size_t i = 0; i < n && !rc; i++)
+	/*
+	 * The frame table needs the printed stacks before anything is
+	 * printed, so they are expanded first (an input that cannot be
+	 * expanded leaves an error document alone).  Otherwise each stack
+	 * is expanded into a scratch as it is printed, and dropped: one pass
+	 * cannot pass an input's expansion cap (idx_open() refused a file
+	 * whose stacks, all expanded, would), so only memory can fail then.
+	 */
+	for (size_t i = 0; i < n && !rc && opts->frame_table; i++)
 		rc = view_frames(v, order[i], err);
 	if (rc) {
 		free(order);
@@ -577,6 +584,9 @@ enum mp_errcode report_show(struct emit *e, struct view *v,
 	emit_list(e, "contexts");
 	for (size_t i = 0; i < n; i++) {
 		struct view_context *c = order[i];
+		const struct mp_frame *frames;
+		const uint32_t *entries;
+		uint32_t nframes;
 
 		emit_object(e, NULL);
 		emit_u64(e, "id", c->id);
@@ -592,7 +602,11 @@ enum mp_errcode report_show(struct emit *e, struct view *v,
 			emit_end(e);
 			if (head + tail < c->nframes)
 				emit_u64(e, "frames_elided", c->nframes - head - tail);
-		} else if (!emit_frames(e, c, opts->max_frames, opts->demangler)) {
+		} else if ((rc = view_frames_scratch(v, c, &scratch, &frames,
+						     &entries, &nframes, err))) {
+			break;
+		} else if (!emit_frames(e, frames, nframes, opts->max_frames,
+					opts->demangler)) {
 			rc = mp_fail(err, MP_E_NOMEM, NULL);
 			break;
 		}
@@ -609,6 +623,7 @@ enum mp_errcode report_show(struct emit *e, struct view *v,
 	free(order);
 	free(samp);
 	table_release(&table);
+	view_scratch_release(&scratch);
 	if (rc)
 		return rc;
 	emit_end(e);
