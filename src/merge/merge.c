@@ -54,6 +54,8 @@ struct scratch {
 	size_t abase;
 	uint64_t *pcs;			/* one stack's PCs */
 	size_t apcs;
+	struct mp_buf in;		/* its bytes, the memory kept for the
+					 * next input */
 	struct raw_file rf;		/* the input being folded */
 	struct mp_arena *arena;		/* the table's entries it made */
 	/* Location keys this worker has seen in new stacks, and those of
@@ -78,6 +80,7 @@ static void scratch_release(struct scratch *s)
 	free(s->segs);
 	free(s->base);
 	free(s->pcs);
+	mp_buf_release(&s->in);
 	raw_file_release(&s->rf);
 	ht_map_release(&s->seen);
 	free(s->fresh);
@@ -940,19 +943,19 @@ struct pipeline {
 static void run_input(struct merge *m, struct scratch *s,
 		      const struct merge_input *in, struct job *j)
 {
-	struct mp_buf buf;
+	struct mp_buf *buf = &s->in;
 
-	j->rc = mp_file_read(&buf, in->path, &m->opts.read, &j->err);
+	j->rc = mp_file_reread(buf, in->path, &m->opts.read, &j->err);
 	if (j->rc)
 		return;
-	if (llvm_is_llvm(buf.data, buf.size)) {
+	if (llvm_is_llvm(buf->data, buf->size)) {
 		j->rc = mp_fail(&j->err, MP_E_BAD_MAGIC, "an LLVM indexed "
 				"profile: merge reads raw profiles and ours (show, "
 				"overlap and diff read LLVM's too)");
-	} else if (idx_is_indexed(buf.data, buf.size)) {
+	} else if (idx_is_indexed(buf->data, buf->size)) {
 		struct idx_file f;
 
-		j->rc = idx_open(&f, buf.data, buf.size, &j->err);
+		j->rc = idx_open(&f, buf->data, buf->size, &j->err);
 		if (j->rc == MP_OK && m->opts.need_start_lines && f.version < 10)
 			j->rc = mp_fail(&j->err, MP_E_INVALID,
 					"an indexed profile of format %u keeps no "
@@ -972,7 +975,7 @@ static void run_input(struct merge *m, struct scratch *s,
 	} else {
 		bool decoded;
 
-		j->rc = fold_raw(m, s, buf.data, buf.size, in->weight, &decoded,
+		j->rc = fold_raw(m, s, buf->data, buf->size, in->weight, &decoded,
 				 &j->err);
 		j->fatal = j->rc != MP_OK && decoded;
 		if (j->rc == MP_OK && publish(m, s)) {
@@ -981,7 +984,6 @@ static void run_input(struct merge *m, struct scratch *s,
 		}
 		j->raw = true;
 	}
-	mp_buf_release(&buf);
 }
 
 static void *worker(void *arg)
