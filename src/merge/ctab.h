@@ -92,8 +92,36 @@ enum mp_errcode ctab_fold(struct ctab *t, struct mp_arena *a,
 			  uint32_t nsamp, uint64_t weight, bool *added);
 
 /*
- * A context for ctab_fold_batch(): KEYS[0..N-1] and MIB in, ADDED out;
- * HASH is the batch's scratch.
+ * The hash of a stack, made one key at a time by the code that makes the
+ * keys (no second pass over them):
+ *
+ *	uint64_t h = CTAB_HASH_SEED;
+ *	for (k = 0; k < n; k++)
+ *		h = ctab_hash_step(h, keys[k] = make_key(...));
+ *	h = ctab_hash_end(h, n);		// == ctab_hash(keys, n)
+ *
+ * A step is a rotation, an exclusive or and one multiplication by an odd
+ * constant, each a bijection: two stacks of one length that differ in
+ * one key always differ in hash.  The end mixes every bit into the low
+ * ones (the shard) and the high ones (the slot).
+ */
+#define CTAB_HASH_SEED UINT64_C(0xcbf29ce484222325)
+
+static inline uint64_t ctab_hash_step(uint64_t h, uint64_t key)
+{
+	return ((h << 29 | h >> 35) ^ key) * UINT64_C(0x9e3779b97f4a7c15);
+}
+
+static inline uint64_t ctab_hash_end(uint64_t h, uint32_t n)
+{
+	return mp_hash64(h ^ n);
+}
+
+uint64_t ctab_hash(const uint64_t *keys, uint32_t n);
+
+/*
+ * A context for ctab_fold_batch(): KEYS[0..N-1], their ctab_hash() HASH
+ * and MIB in, ADDED out.
  */
 struct ctab_item {
 	const uint64_t *keys;
@@ -105,12 +133,15 @@ struct ctab_item {
 
 /*
  * Fold N contexts without histograms, each scaled by WEIGHT, as
- * ctab_fold() would one by one; faster, as the slots of the whole batch
- * are fetched from memory at once.  On failure some may be folded.
+ * ctab_fold() would one by one; faster: the batch is taken shard by
+ * shard, each under one lock, and its slots and entries are fetched from
+ * memory ahead of their folds, so that the misses overlap.  A shard that
+ * another thread holds is left for later, not waited for.  ORDER is
+ * scratch of N entries.  On failure some contexts may be folded.
  */
 enum mp_errcode ctab_fold_batch(struct ctab *t, struct mp_arena *a,
-				struct ctab_item *items, size_t n,
-				uint64_t weight);
+				struct ctab_item *items, uint32_t *order,
+				size_t n, uint64_t weight);
 
 /* Entries in all shards; may be read while other threads fold. */
 size_t ctab_count(const struct ctab *t);

@@ -43,8 +43,12 @@ struct segmap {
 	bool known;
 };
 
-/* Contexts folded at once by ctab_fold_batch(). */
-#define MERGE_BATCH 16
+/*
+ * Contexts folded at once by ctab_fold_batch(): enough that each of the
+ * table's 64 shards gets a run of them under one lock, for the prefetches
+ * to overlap (about 1.5 MB of scratch per worker).
+ */
+#define MERGE_BATCH 4096
 
 /* What a worker reuses from one raw input to the next. */
 struct scratch {
@@ -64,8 +68,9 @@ struct scratch {
 	uint64_t *fresh;
 	size_t nfresh, afresh;
 	/* Contexts without histograms waiting to be folded together. */
-	struct ctab_item batch[MERGE_BATCH];
-	struct mp_mib batch_mib[MERGE_BATCH];
+	struct ctab_item *batch;
+	struct mp_mib *batch_mib;
+	uint32_t *batch_order;		/* ctab_fold_batch()'s scratch */
 	size_t nbatch;
 	uint64_t *batch_keys;		/* their keys, back to back */
 	size_t nbatch_keys, abatch_keys;
@@ -84,6 +89,9 @@ static void scratch_release(struct scratch *s)
 	raw_file_release(&s->rf);
 	ht_map_release(&s->seen);
 	free(s->fresh);
+	free(s->batch);
+	free(s->batch_mib);
+	free(s->batch_order);
 	free(s->batch_keys);
 	memset(s, 0, sizeof(*s));
 }
@@ -364,7 +372,8 @@ static enum mp_errcode flush(struct merge *m, struct scratch *s,
 		s->batch[i].mib = &s->batch_mib[i];
 		off += s->batch[i].n;
 	}
-	rc = ctab_fold_batch(&m->tab, s->arena, s->batch, s->nbatch, weight);
+	rc = ctab_fold_batch(&m->tab, s->arena, s->batch, s->batch_order,
+			     s->nbatch, weight);
 	for (size_t i = 0; i < s->nbatch && !rc; i++)
 		if (s->batch[i].added)
 			rc = note_new(s, s->batch[i].keys, s->batch[i].n);
@@ -387,8 +396,9 @@ static enum mp_errcode fold_pcs(struct merge *m, struct scratch *s,
 				struct mp_err *err)
 {
 	const struct raw_profile *prof = &rf->profiles[p];
+	bool cut = !m->opts.keep_bad_frames && prof->nranges;
+	uint64_t *keys, hash = CTAB_HASH_SEED;
 	enum mp_errcode rc;
-	uint64_t *keys;
 	bool added;
 
 	if (npcs == 0)
@@ -397,23 +407,13 @@ static enum mp_errcode fold_pcs(struct merge *m, struct scratch *s,
 		s->cur = p;
 		s->hint = 0;
 	}
-	/*
-	 * Past code without frame pointers an unwinder reads garbage: cut
-	 * the stack at its first PC after the leaf in no segment (as
-	 * sym_stack_symbolize() does for show), unless told to keep it.
-	 */
-	if (!m->opts.keep_bad_frames && prof->nranges) {
-		size_t hint = s->hint;
-
-		for (uint32_t k = 1; k < npcs; k++)
-			if (raw_segment_of(prof, pcs[k], &hint) < 0) {
-				npcs = k;
-				__atomic_fetch_add(&m->cut, 1, __ATOMIC_RELAXED);
-				break;
-			}
-	}
+	if (!s->batch && (!(s->batch = malloc(MERGE_BATCH * sizeof(*s->batch))) ||
+			  !(s->batch_mib = malloc(MERGE_BATCH * sizeof(*s->batch_mib))) ||
+			  !(s->batch_order = malloc(MERGE_BATCH * sizeof(*s->batch_order)))))
+		return mp_fail(err, MP_E_NOMEM, NULL);
 	if (!MP_GROW(s->batch_keys, s->abatch_keys, s->nbatch_keys + npcs))
 		return mp_fail(err, MP_E_NOMEM, NULL);
+	/* One pass over the PCs: the segment, the key, the hash. */
 	keys = s->batch_keys + s->nbatch_keys;
 	for (uint32_t k = 0; k < npcs; k++) {
 		uint64_t pc = pcs[k], space = SPACE_ADDRESS, value = pc;
@@ -431,6 +431,16 @@ static enum mp_errcode fold_pcs(struct merge *m, struct scratch *s,
 			}
 			space = sm->space;
 			value = pc + sm->delta;
+		} else if (k > 0 && cut) {
+			/*
+			 * Past code without frame pointers an unwinder reads
+			 * garbage: cut the stack at its first PC after the
+			 * leaf in no segment (as sym_stack_symbolize() does
+			 * for show), unless told to keep it.
+			 */
+			npcs = k;
+			__atomic_fetch_add(&m->cut, 1, __ATOMIC_RELAXED);
+			break;
 		} else if (!s->warned_unmapped) {
 			/* For sym_map_pc()'s warning, once per input. */
 			struct sym_addr a;
@@ -444,9 +454,13 @@ static enum mp_errcode fold_pcs(struct merge *m, struct scratch *s,
 		}
 		if ((rc = loc_key(m, space, value, &keys[k])))
 			return mp_fail(err, rc, NULL);
+		hash = ctab_hash_step(hash, keys[k]);
 	}
+	hash = ctab_hash_end(hash, npcs);
 	if (nhist == 0 && nsamp == 0) {
-		s->batch[s->nbatch].n = npcs;
+		s->batch[s->nbatch] = (struct ctab_item){
+			.n = npcs, .hash = hash,
+		};
 		s->batch_mib[s->nbatch++] = *mib;
 		s->nbatch_keys += npcs;
 		return s->nbatch == MERGE_BATCH ? flush(m, s, weight, err) : MP_OK;
