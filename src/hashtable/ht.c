@@ -6,6 +6,21 @@
 
 #include "common/mp_util.h"
 
+/*
+ * Zeroed slots for a table of CAP slots of SIZE bytes.  A large calloc
+ * comes from fresh mappings that the first touch faults in page by page
+ * (a rehash of a 32 MiB table: 8,000 faults, microseconds each in a
+ * virtual machine): ask for huge pages before anything touches them.
+ */
+static void *new_slots(size_t cap, size_t size)
+{
+	void *p = calloc(cap, size);
+
+	if (p && cap * size >= ((size_t)4 << 20))
+		mp_want_huge_pages(p, cap * size);
+	return p;
+}
+
 /* ---- in memory ---- */
 
 static uint32_t slot_of(uint32_t h, uint32_t mask)
@@ -51,7 +66,7 @@ enum mp_errcode ht_insert(struct ht *t, uint64_t hash, uint32_t id)
 
 		if (cap > ((uint64_t)1 << 32))
 			return MP_E_TOO_LARGE;
-		bigger = calloc((size_t)cap, sizeof(*bigger));
+		bigger = new_slots((size_t)cap, sizeof(*bigger));
 		if (!bigger)
 			return MP_E_NOMEM;
 		for (uint64_t i = 0; t->slots && i <= t->mask; i++)
@@ -127,7 +142,7 @@ static enum mp_errcode map_room(struct ht_map *m)
 	cap = m->slots ? ((uint64_t)m->mask + 1) * 2 : 256;
 	if (cap > ((uint64_t)1 << 32))
 		return MP_E_TOO_LARGE;
-	bigger = calloc((size_t)cap, sizeof(*bigger));
+	bigger = new_slots((size_t)cap, sizeof(*bigger));
 	if (!bigger)
 		return MP_E_NOMEM;
 	for (uint64_t i = 0; m->slots && i <= m->mask; i++)
@@ -173,7 +188,7 @@ enum mp_errcode ht_map_reset(struct ht_map *m, size_t n)
 		return MP_OK;
 	}
 	ht_map_release(m);
-	m->slots = calloc((size_t)cap, sizeof(*m->slots));
+	m->slots = new_slots((size_t)cap, sizeof(*m->slots));
 	if (!m->slots)
 		return MP_E_NOMEM;
 	m->mask = (uint32_t)(cap - 1);
