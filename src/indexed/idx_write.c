@@ -36,12 +36,10 @@ struct forest_ent {
 	uint32_t parent1, key, node;
 };
 
-static int by_parent_key(const void *x, const void *y)
+static int by_key(const void *x, const void *y)
 {
 	const struct forest_ent *a = x, *c = y;
 
-	if (a->parent1 != c->parent1)
-		return a->parent1 < c->parent1 ? -1 : 1;
 	return a->key < c->key ? -1 : a->key > c->key;
 }
 
@@ -49,12 +47,15 @@ static int by_parent_key(const void *x, const void *y)
  * Renumber a forest of N nodes (PARENT1[i], KEY[i]) in depth-first
  * pre-order, siblings by key: parents come before children, and the
  * numbering depends only on the keys.  OUT[i] is node i's new index.
+ * Siblings are grouped by a counting sort on the parent, then each group
+ * sorted by key (siblings' keys differ): most groups hold a node or two,
+ * where one sort of all N nodes by (parent, key) cost N log N compares.
  */
 static enum mp_errcode forest_order(size_t n, const struct idx_rec *recs,
 				    const uint32_t *key, uint32_t *out)
 {
 	struct forest_ent *e = malloc((n ? n : 1) * sizeof(*e));
-	uint32_t *first = malloc((n + 1) * sizeof(*first));
+	uint32_t *first = malloc((n + 2) * sizeof(*first));
 	uint32_t *count = calloc(n + 1, sizeof(*count));
 	uint32_t *stack = malloc((n ? n : 1) * sizeof(*stack));
 	size_t sp = 0, next = 0;
@@ -66,16 +67,25 @@ static enum mp_errcode forest_order(size_t n, const struct idx_rec *recs,
 		free(stack);
 		return MP_E_NOMEM;
 	}
-	for (size_t i = 0; i < n; i++) {
-		e[i] = (struct forest_ent){ recs[i].b, key[i], (uint32_t)i };
+	for (size_t i = 0; i < n; i++)
 		count[recs[i].b]++;
-	}
-	qsort(e, n, sizeof(*e), by_parent_key);
 	/* Children of parent p (p = node + 1, 0 = roots) are e[first[p]..]. */
 	for (size_t p = 0, pos = 0; p <= n; p++) {
 		first[p] = (uint32_t)pos;
 		pos += count[p];
 	}
+	first[n + 1] = (uint32_t)n;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t p = recs[i].b;
+
+		e[first[p]++] = (struct forest_ent){ p, key[i], (uint32_t)i };
+	}
+	/* Each first[p] now points past its group: step it back. */
+	for (size_t p = 0; p <= n; p++)
+		first[p] -= count[p];
+	for (size_t p = 0; p <= n; p++)
+		if (count[p] > 1)
+			qsort(e + first[p], count[p], sizeof(*e), by_key);
 	/* Push roots in reverse so the smallest key is numbered first. */
 	for (size_t k = count[0]; k-- > 0;)
 		stack[sp++] = e[first[0] + k].node;
@@ -155,22 +165,26 @@ static void ob_u64(struct obuf *o, uint64_t v)
 		mp_put_le64(p, v);
 }
 
+/* V as a varint at P, which has room for 10 bytes: the bytes written. */
+static size_t put_varint(unsigned char *p, uint64_t v)
+{
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		p[n++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (unsigned char)v;
+	return n;
+}
+
 static void ob_varint(struct obuf *o, uint64_t v)
 {
-	unsigned char tmp[10];
-	size_t n = 0;
-	unsigned char *p;
-
-	do {
-		tmp[n] = v & 0x7f;
-		v >>= 7;
-		if (v)
-			tmp[n] |= 0x80;
-		n++;
-	} while (v);
-	p = ob_put(o, n);
-	if (p)
-		memcpy(p, tmp, n);
+	if (o->oom || !MP_GROW(o->d, o->a, o->n + 10)) {
+		o->oom = true;
+		return;
+	}
+	o->n += put_varint(o->d + o->n, v);
 }
 
 static void ob_align(struct obuf *o)
@@ -240,10 +254,19 @@ static void write_mib(struct obuf *o, const struct idx_bctx *c,
 		mask |= (uint64_t)1 << MIB__COUNT;
 	if (c->nsamp)
 		mask |= (uint64_t)1 << (MIB__COUNT + 1);
-	ob_varint(o, mask);
+	/*
+	 * The mask and the fields straight into room for the longest case:
+	 * a hundred thousand records of up to 27 varints each, one ob_put()
+	 * per varint was most of the write's time.
+	 */
+	if (o->oom || !MP_GROW(o->d, o->a, o->n + 10 * (MIB__COUNT + 1))) {
+		o->oom = true;
+		return;
+	}
+	o->n += put_varint(o->d + o->n, mask);
 	for (int f = 0; f < MIB__COUNT; f++)
 		if (mask >> f & 1)
-			ob_varint(o, c->mib.v[f]);
+			o->n += put_varint(o->d + o->n, c->mib.v[f]);
 	if (mask >> MIB__COUNT & 1) {
 		ob_varint(o, c->nhist);
 		for (uint32_t i = 0; i < c->nhist; i++)
@@ -716,6 +739,23 @@ static void writer_release(struct writer *w)
 	free_tables(&w->t);
 }
 
+/*
+ * Room for about the whole file at once: grown by doubling, a file of
+ * megabytes was copied several times over and its pages faulted in again.
+ * Only a guess (a failure here leaves the buffer to grow as it goes).
+ */
+static void reserve_output(struct writer *w)
+{
+	const struct idx_builder *b = w->b;
+	size_t guess = 4096;
+
+	for (size_t i = 0; i < b->nstrs; i++)
+		guess += b->strs[i].len + 1;
+	guess += b->npaths * 8 + b->nframes * 4 * FRAME_COLUMNS +
+		 b->ntrie * 6 + b->nctxs * 40;
+	MP_GROW(w->o.d, w->o.a, guess);
+}
+
 enum mp_errcode idx_builder_write(struct idx_builder *b, FILE *out,
 				  struct mp_err *err)
 {
@@ -725,6 +765,7 @@ enum mp_errcode idx_builder_write(struct idx_builder *b, FILE *out,
 	if (!writer_init(&w, b))
 		goto out;
 	mark_used(&w);
+	reserve_output(&w);
 	/* Header and section table, filled in at the end. */
 	ob_put(&w.o, HEADER_SIZE + (SEC__COUNT - 1) * SECTION_ENTRY_SIZE);
 	write_summary(&w);
