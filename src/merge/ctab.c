@@ -136,13 +136,14 @@ static enum mp_errcode fold_locked(struct ctab_shard *sh, struct mp_arena *a,
 				   const uint64_t *keys, uint32_t n, uint64_t hash,
 				   const struct mp_mib *mib, const uint64_t *hist,
 				   uint32_t nhist, const struct mp_samp *samp,
-				   uint32_t nsamp, uint64_t weight, bool *added)
+				   uint32_t nsamp, uint64_t weight,
+				   struct ctab_entry **added)
 {
 	struct mp_mib m = *mib;
 	struct ctab_entry *e;
 	size_t i;
 
-	*added = false;
+	*added = NULL;
 	if (weight > 1)
 		mib_scale(&m, weight);
 	if (!make_room(sh, 1))
@@ -167,13 +168,13 @@ static enum mp_errcode fold_locked(struct ctab_shard *sh, struct mp_arena *a,
 		e->nkeys = n;
 		e->hist = NULL;
 		e->samp = NULL;
-		e->nhist = e->nsamp = 0;
+		e->nhist = e->nsamp = e->node1 = 0;
 		e->mib = m;
 		e->mib.v[MIB_AccessHistogramSize] = 0;
 		memcpy(e->keys, keys, (size_t)n * sizeof(*keys));
 		sh->slots[i] = (struct ctab_slot){ hash, e };
 		sh->list[sh->n] = e;
-		*added = true;
+		*added = e;
 		__atomic_store_n(&sh->count, ++sh->n, __ATOMIC_RELAXED);
 	}
 	if (!mp_samp_fold_arena(a, &e->samp, &e->nsamp, samp, nsamp, weight))
@@ -185,7 +186,8 @@ enum mp_errcode ctab_fold(struct ctab *t, struct mp_arena *a,
 			  const uint64_t *keys, uint32_t n,
 			  const struct mp_mib *mib, const uint64_t *hist,
 			  uint32_t nhist, const struct mp_samp *samp,
-			  uint32_t nsamp, uint64_t weight, bool *added)
+			  uint32_t nsamp, uint64_t weight,
+			  struct ctab_entry **added)
 {
 	uint64_t hash = ctab_hash(keys, n);
 	struct ctab_shard *sh = &t->shard[hash % CTAB_SHARDS];

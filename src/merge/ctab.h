@@ -47,6 +47,9 @@ struct ctab_entry {
 	uint64_t *hist;		/* nhist access counts, or NULL */
 	struct mp_samp *samp;	/* nsamp sample entries by interval */
 	uint32_t nkeys, nhist, nsamp;
+	/* The caller's: 0 when made (merge.c: its builder trie node + 1,
+	 * once its stack is symbolized). */
+	uint32_t node1;
 	struct mp_mib mib;	/* AccessHistogramSize == nhist */
 	uint64_t keys[];	/* nkeys location keys, leaf first */
 };
@@ -81,15 +84,16 @@ void ctab_release_shard(struct ctab *t, size_t s);
  * Fold a context (stack KEYS[0..N-1], N >= 1; MIB, histogram HIST of
  * NHIST counts and sample entries SAMP[0..NSAMP-1], all scaled by
  * WEIGHT >= 1) into T, allocating from A
- * (the calling thread's own arena).  *ADDED tells whether
- * the stack was new.  Thread-safe.  Fails only with MP_E_NOMEM or
- * MP_E_TOO_LARGE.
+ * (the calling thread's own arena).  *ADDED is the stack's new entry
+ * when it was new, else NULL.  Thread-safe.  Fails only with MP_E_NOMEM
+ * or MP_E_TOO_LARGE.
  */
 enum mp_errcode ctab_fold(struct ctab *t, struct mp_arena *a,
 			  const uint64_t *keys, uint32_t n,
 			  const struct mp_mib *mib, const uint64_t *hist,
 			  uint32_t nhist, const struct mp_samp *samp,
-			  uint32_t nsamp, uint64_t weight, bool *added);
+			  uint32_t nsamp, uint64_t weight,
+			  struct ctab_entry **added);
 
 /*
  * The hash of a stack, made one key at a time by the code that makes the
@@ -126,7 +130,7 @@ uint64_t ctab_hash(const uint64_t *keys, uint32_t n);
 struct ctab_item {
 	const uint64_t *keys;
 	uint32_t n;
-	bool added;
+	struct ctab_entry *added;	/* as ctab_fold()'s */
 	uint64_t hash;
 	const struct mp_mib *mib;
 };

@@ -67,6 +67,8 @@ struct scratch {
 	struct ht_map seen;
 	uint64_t *fresh;
 	size_t nfresh, afresh;
+	struct ctab_entry **fresh_e;	/* new stacks, not yet handed over */
+	size_t nfresh_e, afresh_e;
 	/* Contexts without histograms waiting to be folded together. */
 	struct ctab_item *batch;
 	struct mp_mib *batch_mib;
@@ -89,6 +91,7 @@ static void scratch_release(struct scratch *s)
 	raw_file_release(&s->rf);
 	ht_map_release(&s->seen);
 	free(s->fresh);
+	free(s->fresh_e);
 	free(s->batch);
 	free(s->batch_mib);
 	free(s->batch_order);
@@ -141,6 +144,8 @@ void merge_release(struct merge *m)
 	ht_map_release(&m->loc_map);
 	free(m->pending);
 	free(m->taken);
+	free(m->pending_e);
+	free(m->taken_e);
 	free(m->loc_first);
 	free(m->loc_n);
 	free(m->ids);
@@ -324,16 +329,44 @@ static enum mp_errcode prepare(struct scratch *s, const struct raw_file *rf)
 	return MP_OK;
 }
 
+/*
+ * Would sym_check_profile() have nothing to say about PROF?  So it is
+ * when PROF (v3+) has a main segment whose build id is a module's, as
+ * learn_segment() found for an earlier input of the same program: the
+ * check only looks for a main segment that no binary covers.  Asking
+ * here instead needs m->lock only, not the symbolizer's lock, which the
+ * main thread may hold for tens of milliseconds while it opens a
+ * module's debug information: the workers would wait at every input.
+ */
+static bool main_segment_known(struct merge *m, const struct raw_profile *prof)
+{
+	const struct raw_segment *s0 = prof->nsegments ? &prof->segments[0] : NULL;
+	uint32_t id;
+	bool known;
+
+	if (prof->version < 3 || !s0 || !s0->build_id_size)
+		return false;
+	pthread_mutex_lock(&m->lock);
+	id = ht_find(&m->space_ht, space_hash(s0->build_id, s0->build_id_size, -1),
+		     same_build_id, s0, m);
+	known = id != HT_NONE && m->spaces[id].module >= 0;
+	pthread_mutex_unlock(&m->lock);
+	return known;
+}
+
 /* Before folding RF: check its memory maps, size the segment maps. */
 static enum mp_errcode setup_raw(struct merge *m, struct scratch *s,
 				 const struct raw_file *rf, struct mp_err *err)
 {
 	enum mp_errcode rc = MP_OK;
 
-	pthread_mutex_lock(&m->sym_lock);
-	for (size_t p = 0; p < rf->nprofiles && !rc; p++)
+	for (size_t p = 0; p < rf->nprofiles && !rc; p++) {
+		if (main_segment_known(m, &rf->profiles[p]))
+			continue;
+		pthread_mutex_lock(&m->sym_lock);
 		rc = sym_check_profile(m->sym, &rf->profiles[p], err);
-	pthread_mutex_unlock(&m->sym_lock);
+		pthread_mutex_unlock(&m->sym_lock);
+	}
 	if (rc)
 		return rc;
 	if ((rc = prepare(s, rf)))
@@ -343,19 +376,21 @@ static enum mp_errcode setup_raw(struct merge *m, struct scratch *s,
 	return MP_OK;
 }
 
-/* Note the keys of a stack new to the table, for publish(). */
-static enum mp_errcode note_new(struct scratch *s, const uint64_t *keys,
-				uint32_t n)
+/* Note a stack new to the table, and its keys not seen yet, for publish(). */
+static enum mp_errcode note_new(struct scratch *s, struct ctab_entry *e)
 {
-	for (uint32_t k = 0; k < n; k++) {
+	if (!MP_GROW(s->fresh_e, s->afresh_e, s->nfresh_e + 1))
+		return MP_E_NOMEM;
+	s->fresh_e[s->nfresh_e++] = e;
+	for (uint32_t k = 0; k < e->nkeys; k++) {
 		uint32_t dummy;
 
-		if (ht_map_get(&s->seen, keys[k], &dummy))
+		if (ht_map_get(&s->seen, e->keys[k], &dummy))
 			continue;
-		if (ht_map_put(&s->seen, keys[k], 0) ||
+		if (ht_map_put(&s->seen, e->keys[k], 0) ||
 		    !MP_GROW(s->fresh, s->afresh, s->nfresh + 1))
 			return MP_E_NOMEM;
-		s->fresh[s->nfresh++] = keys[k];
+		s->fresh[s->nfresh++] = e->keys[k];
 	}
 	return MP_OK;
 }
@@ -376,7 +411,7 @@ static enum mp_errcode flush(struct merge *m, struct scratch *s,
 			     s->nbatch, weight);
 	for (size_t i = 0; i < s->nbatch && !rc; i++)
 		if (s->batch[i].added)
-			rc = note_new(s, s->batch[i].keys, s->batch[i].n);
+			rc = note_new(s, s->batch[i].added);
 	s->nbatch = s->nbatch_keys = 0;
 	return rc ? mp_fail(err, rc, NULL) : MP_OK;
 }
@@ -399,7 +434,7 @@ static enum mp_errcode fold_pcs(struct merge *m, struct scratch *s,
 	bool cut = !m->opts.keep_bad_frames && prof->nranges;
 	uint64_t *keys, hash = CTAB_HASH_SEED;
 	enum mp_errcode rc;
-	bool added;
+	struct ctab_entry *added;
 
 	if (npcs == 0)
 		return MP_OK;	/* no stack: nothing to attach it to */
@@ -468,7 +503,7 @@ static enum mp_errcode fold_pcs(struct merge *m, struct scratch *s,
 	rc = ctab_fold(&m->tab, s->arena, keys, npcs, mib, hist, nhist, samp,
 		       nsamp, weight, &added);
 	if (rc == MP_OK && added)
-		rc = note_new(s, keys, npcs);
+		rc = note_new(s, added);
 	return rc ? mp_fail(err, rc, NULL) : MP_OK;
 }
 
@@ -597,22 +632,27 @@ static enum mp_errcode add_location(struct merge *m, uint64_t key,
 }
 
 /*
- * Hand the keys a worker found in new stacks to the main thread, which
- * symbolizes them while the workers go on (symbolize_pending).
+ * Hand the new stacks a worker found, and their keys, to the main thread,
+ * which symbolizes and places them while the workers go on
+ * (symbolize_pending).
  */
 static enum mp_errcode publish(struct merge *m, struct scratch *s)
 {
 	enum mp_errcode rc = MP_OK;
 
-	if (!s->nfresh)
+	if (!s->nfresh_e)
 		return MP_OK;
 	pthread_mutex_lock(&m->lock);
-	if (MP_GROW(m->pending, m->apending, m->npending + s->nfresh)) {
+	if (MP_GROW(m->pending, m->apending, m->npending + s->nfresh) &&
+	    MP_GROW(m->pending_e, m->apending_e, m->npending_e + s->nfresh_e)) {
 		memcpy(m->pending + m->npending, s->fresh,
 		       s->nfresh * sizeof(*s->fresh));
-		__atomic_store_n(&m->npending, m->npending + s->nfresh,
+		memcpy(m->pending_e + m->npending_e, s->fresh_e,
+		       s->nfresh_e * sizeof(*s->fresh_e));
+		m->npending += s->nfresh;
+		__atomic_store_n(&m->npending_e, m->npending_e + s->nfresh_e,
 				 __ATOMIC_RELEASE);
-		s->nfresh = 0;
+		s->nfresh = s->nfresh_e = 0;
 	} else {
 		rc = MP_E_NOMEM;
 	}
@@ -621,28 +661,101 @@ static enum mp_errcode publish(struct merge *m, struct scratch *s)
 }
 
 /*
- * Step 2 (merge.h), run by the main thread whenever keys are pending:
- * symbolize each location not seen yet.  Workers may need the symbolizer
- * (sym_lock) to learn a new input's segments, so it is taken location by
- * location; b_lock guards the builder's frames.
+ * Give entry E its node in the builder's trie: its stack as frames, less
+ * the runtime's leading ones (all of them if there is nothing else).
+ * Every key of E is symbolized.  b_lock held.
+ */
+static enum mp_errcode place(struct merge *m, struct ctab_entry *e,
+			     struct mp_err *err)
+{
+	bool leading = !m->opts.keep_runtime;
+	size_t n = 0, start = 0;
+	enum mp_errcode rc;
+	uint32_t node;
+
+	for (uint32_t k = 0; k < e->nkeys; k++) {
+		uint32_t loc, first, len;
+
+		if (!ht_map_get(&m->loc_map, e->keys[k], &loc))
+			return mp_fail(err, MP_E_INVALID,
+				       "location 0x%llx was not symbolized",
+				       (unsigned long long)e->keys[k]);
+		first = m->loc_first[loc];
+		len = m->loc_n[loc];
+		if (!MP_GROW(m->stack, m->astack, n + len))
+			return mp_fail(err, MP_E_NOMEM, NULL);
+		for (uint32_t f = first; f < first + len; f++) {
+			if (leading && m->runtime[f])
+				start++;
+			else
+				leading = false;
+			m->stack[n++] = m->ids[f];
+		}
+	}
+	if (start == n)
+		start = 0;	/* all runtime: keep it all */
+	if ((rc = idx_builder_node(&m->b, m->stack + start,
+				   (uint32_t)(n - start), &node, err)))
+		return rc;
+	e->node1 = node + 1;
+	return MP_OK;
+}
+
+/*
+ * Entries by their stacks from the outermost key in, as a depth-first
+ * walk of the trie meets them: placed in this order, each stack shares
+ * most of its path with the one before, which idx_builder_node() walks
+ * for free, so only the few nodes where it branches off cost a probe.
+ */
+static int by_outer_keys(const void *x, const void *y)
+{
+	const struct ctab_entry *a = *(const struct ctab_entry *const *)x;
+	const struct ctab_entry *b = *(const struct ctab_entry *const *)y;
+	uint32_t n = a->nkeys < b->nkeys ? a->nkeys : b->nkeys;
+
+	for (uint32_t k = 1; k <= n; k++) {
+		uint64_t ka = a->keys[a->nkeys - k], kb = b->keys[b->nkeys - k];
+
+		if (ka != kb)
+			return ka < kb ? -1 : 1;
+	}
+	return a->nkeys < b->nkeys ? -1 : a->nkeys > b->nkeys;
+}
+
+/*
+ * Step 2 (merge.h), run by the main thread whenever stacks are pending:
+ * symbolize each location not seen yet, then place the new stacks.
+ * Workers may need the symbolizer (sym_lock) to learn a new input's
+ * segments, so it is taken location by location; b_lock guards the
+ * builder's frames and trie.  A stack's keys are handed over with it or
+ * before, so they are symbolized by the time it is placed.
  */
 static enum mp_errcode symbolize_pending(struct merge *m, struct mp_err *err)
 {
 	enum mp_errcode rc = MP_OK;
+	struct ctab_entry **entries;
 	uint64_t *keys;
-	size_t n, alloc;
+	size_t n, alloc, ne, alloc_e;
 
-	/* Take the pending keys, leaving the workers an empty array. */
+	/* Take the pending work, leaving the workers empty arrays. */
 	pthread_mutex_lock(&m->lock);
 	keys = m->pending;
 	n = m->npending;
 	alloc = m->apending;
 	m->pending = m->taken;
 	m->apending = m->ataken;
-	__atomic_store_n(&m->npending, 0, __ATOMIC_RELAXED);
+	m->npending = 0;
+	entries = m->pending_e;
+	ne = m->npending_e;
+	alloc_e = m->apending_e;
+	m->pending_e = m->taken_e;
+	m->apending_e = m->ataken_e;
+	__atomic_store_n(&m->npending_e, 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&m->lock);
 	m->taken = keys;
 	m->ataken = alloc;
+	m->taken_e = entries;
+	m->ataken_e = alloc_e;
 
 	for (size_t i = 0; i < n && !rc; i++) {
 		uint32_t loc;
@@ -657,6 +770,13 @@ static enum mp_errcode symbolize_pending(struct merge *m, struct mp_err *err)
 		pthread_mutex_unlock(&m->b_lock);
 		pthread_mutex_unlock(&m->sym_lock);
 	}
+	if (rc)
+		return rc;
+	qsort(entries, ne, sizeof(*entries), by_outer_keys);
+	pthread_mutex_lock(&m->b_lock);
+	for (size_t i = 0; i < ne && !rc; i++)
+		rc = place(m, entries[i], err);
+	pthread_mutex_unlock(&m->b_lock);
 	return rc;
 }
 
@@ -679,34 +799,12 @@ static enum mp_errcode build(struct merge *m, struct mp_err *err)
 		struct ctab_shard *sh = &m->tab.shard[s];
 
 		for (size_t i = 0; i < sh->n; i++) {
-			const struct ctab_entry *e = sh->list[i];
-			bool leading = !m->opts.keep_runtime;
-			size_t n = 0, start = 0;
+			struct ctab_entry *e = sh->list[i];
 
-			for (uint32_t k = 0; k < e->nkeys; k++) {
-				uint32_t loc, first, len;
-
-				if (!ht_map_get(&m->loc_map, e->keys[k], &loc))
-					return mp_fail(err, MP_E_INVALID,
-						       "location 0x%llx was not symbolized",
-						       (unsigned long long)e->keys[k]);
-				first = m->loc_first[loc];
-				len = m->loc_n[loc];
-				if (!MP_GROW(m->stack, m->astack, n + len))
-					return mp_fail(err, MP_E_NOMEM, NULL);
-				for (uint32_t f = first; f < first + len; f++) {
-					if (leading && m->runtime[f])
-						start++;
-					else
-						leading = false;
-					m->stack[n++] = m->ids[f];
-				}
-			}
-			if (start == n)
-				start = 0;	/* all runtime: keep it all */
-			rc = idx_builder_add_stack(&m->b, m->stack + start,
-						   (uint32_t)(n - start), &e->mib,
-						   e->hist, e->nhist, 1, err);
+			if (!e->node1 && (rc = place(m, e, err)))
+				return rc;
+			rc = idx_builder_add_node(&m->b, e->node1 - 1, &e->mib,
+						  e->hist, e->nhist, 1, err);
 			if (!rc)
 				rc = idx_builder_add_samples(&m->b, e->samp, e->nsamp,
 							     1, err);
@@ -949,6 +1047,10 @@ struct pipeline {
 	size_t next;		/* the next input a worker takes */
 	unsigned workers;	/* started: worker k has arena k */
 	bool stop;
+	/* A worker is in symbolize_pending(); and its failure, if any. */
+	bool symbolizing;
+	enum mp_errcode sym_rc;
+	struct mp_err sym_err;
 	pthread_mutex_t lock;
 	pthread_cond_t done;
 };
@@ -1000,6 +1102,40 @@ static void run_input(struct merge *m, struct scratch *s,
 	}
 }
 
+/*
+ * Symbolize and place the new stacks found so far, unless another worker
+ * is at it (then it goes back to folding).  Step 2 is serial, but it runs
+ * beside the other workers' folding on whichever worker is free, not on
+ * a thread of its own: on a machine with as many cores as workers, a
+ * third busy thread would only take turns with them.  The first failure
+ * stops the merge.
+ */
+static void drain(struct pipeline *p)
+{
+	struct mp_err err = { 0 };
+	enum mp_errcode rc = MP_OK;
+
+	pthread_mutex_lock(&p->lock);
+	if (p->symbolizing || p->sym_rc) {
+		pthread_mutex_unlock(&p->lock);
+		return;
+	}
+	p->symbolizing = true;
+	while (!rc && __atomic_load_n(&p->m->npending_e, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_unlock(&p->lock);
+		rc = symbolize_pending(p->m, &err);
+		pthread_mutex_lock(&p->lock);
+	}
+	p->symbolizing = false;
+	if (rc) {
+		p->sym_rc = rc;
+		p->sym_err = err;
+		p->stop = true;
+		pthread_cond_broadcast(&p->done);
+	}
+	pthread_mutex_unlock(&p->lock);
+}
+
 static void *worker(void *arg)
 {
 	struct pipeline *p = arg;
@@ -1025,6 +1161,7 @@ static void *worker(void *arg)
 		p->jobs[i].done = true;
 		pthread_cond_broadcast(&p->done);
 		pthread_mutex_unlock(&p->lock);
+		drain(p);
 	}
 	scratch_release(&s);
 	return NULL;
@@ -1109,17 +1246,14 @@ enum mp_errcode merge_run(struct merge *m, const struct merge_input *in,
 	}
 	for (i = 0; i < n && rc == MP_OK; i++) {
 		if (nthreads) {
-			/* Symbolize what the workers found while they go on. */
+			/* The workers fold and symbolize; this thread reports. */
 			pthread_mutex_lock(&p.lock);
-			while (!p.jobs[i].done && !sym_failed) {
-				if (!__atomic_load_n(&m->npending, __ATOMIC_ACQUIRE)) {
-					pthread_cond_wait(&p.done, &p.lock);
-					continue;
-				}
-				pthread_mutex_unlock(&p.lock);
-				rc = symbolize_pending(m, err);
-				sym_failed = rc != MP_OK;
-				pthread_mutex_lock(&p.lock);
+			while (!p.jobs[i].done && !p.sym_rc)
+				pthread_cond_wait(&p.done, &p.lock);
+			if (p.sym_rc) {
+				rc = p.sym_rc;
+				*err = p.sym_err;
+				sym_failed = true;
 			}
 			pthread_mutex_unlock(&p.lock);
 		} else {
