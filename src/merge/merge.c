@@ -770,7 +770,7 @@ static enum mp_errcode symbolize_pending(struct merge *m, struct mp_err *err)
 		pthread_mutex_unlock(&m->b_lock);
 		pthread_mutex_unlock(&m->sym_lock);
 	}
-	if (rc)
+	if (rc || !ne)
 		return rc;
 	qsort(entries, ne, sizeof(*entries), by_outer_keys);
 	pthread_mutex_lock(&m->b_lock);
