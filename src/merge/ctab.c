@@ -163,7 +163,7 @@ static enum mp_errcode fold_locked(struct ctab_shard *sh, struct mp_arena *a,
 		    !mp_add(size, sizeof(*e), &size))
 			return MP_E_TOO_LARGE;
 		if (!MP_GROW(sh->list, sh->alist, sh->n + 1) ||
-		    !(e = mp_arena_alloc(a, size)))
+		    !(e = mp_arena_alloc_uninit(a, size)))
 			return MP_E_NOMEM;
 		e->nkeys = n;
 		e->hist = NULL;
