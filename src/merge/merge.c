@@ -813,6 +813,13 @@ static enum mp_errcode build(struct merge *m, struct mp_err *err)
 		}
 		ctab_release_shard(&m->tab, s);
 	}
+	/*
+	 * The builder holds copies of everything now (MIBs, histograms,
+	 * sample entries): the table's entries, tens of MB, can go before
+	 * the write allocates its own.
+	 */
+	for (size_t a = 0; a < m->narenas; a++)
+		mp_arena_release(&m->arenas[a]);
 	/* Sums and weighted counts stop at 2^64 - 1 (mp_mib's rules): count
 	 * the contexts where one did, for the caller to say so. */
 	m->saturated = idx_builder_saturated(&m->b);
