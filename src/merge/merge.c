@@ -702,28 +702,7 @@ static enum mp_errcode place(struct merge *m, struct ctab_entry *e,
 }
 
 /*
- * Entries by their stacks from the outermost key in, as a depth-first
- * walk of the trie meets them: placed in this order, each stack shares
- * most of its path with the one before, which idx_builder_node() walks
- * for free, so only the few nodes where it branches off cost a probe.
- */
-static int by_outer_keys(const void *x, const void *y)
-{
-	const struct ctab_entry *a = *(const struct ctab_entry *const *)x;
-	const struct ctab_entry *b = *(const struct ctab_entry *const *)y;
-	uint32_t n = a->nkeys < b->nkeys ? a->nkeys : b->nkeys;
-
-	for (uint32_t k = 1; k <= n; k++) {
-		uint64_t ka = a->keys[a->nkeys - k], kb = b->keys[b->nkeys - k];
-
-		if (ka != kb)
-			return ka < kb ? -1 : 1;
-	}
-	return a->nkeys < b->nkeys ? -1 : a->nkeys > b->nkeys;
-}
-
-/*
- * Step 2 (merge.h), run by the main thread whenever stacks are pending:
+ * Step 2 (merge.h), run by a worker (drain) or the main thread:
  * symbolize each location not seen yet, then place the new stacks.
  * Workers may need the symbolizer (sym_lock) to learn a new input's
  * segments, so it is taken location by location; b_lock guards the
@@ -770,9 +749,8 @@ static enum mp_errcode symbolize_pending(struct merge *m, struct mp_err *err)
 		pthread_mutex_unlock(&m->b_lock);
 		pthread_mutex_unlock(&m->sym_lock);
 	}
-	if (rc || !ne)
+	if (rc)
 		return rc;
-	qsort(entries, ne, sizeof(*entries), by_outer_keys);
 	pthread_mutex_lock(&m->b_lock);
 	for (size_t i = 0; i < ne && !rc; i++)
 		rc = place(m, entries[i], err);
