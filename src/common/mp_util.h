@@ -127,8 +127,16 @@ void mp_want_huge_pages(void *p, size_t size);
  */
 void *mp_alloc_big(size_t size);
 
+/* The common case, room already there, without a call: a merge grows
+ * its scratch once per record. */
+static inline bool mp_grow_inline(void **array, size_t *alloc, size_t need,
+				  size_t elem)
+{
+	return need <= *alloc || mp_grow(array, alloc, need, elem);
+}
+
 #define MP_GROW(arr, alloc, need) \
-	mp_grow((void **)&(arr), &(alloc), (need), sizeof(*(arr)))
+	mp_grow_inline((void **)&(arr), &(alloc), (need), sizeof(*(arr)))
 
 /* 64-bit mixing hash (a finalizer in the style of splitmix64). */
 static inline uint64_t mp_hash64(uint64_t x)

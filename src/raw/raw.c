@@ -271,14 +271,13 @@ out:
 	return rc;
 }
 
-int64_t raw_segment_of(const struct raw_profile *prof, uint64_t pc,
-		       size_t *hint)
+/* raw_segment_of() past its hint: a binary search of the ranges. */
+int64_t raw_segment_search(const struct raw_profile *prof, uint64_t pc,
+			   size_t *hint)
 {
 	const struct raw_seg_range *r = prof->ranges;
 	size_t lo = 0, hi = prof->nranges;
 
-	if (*hint < hi && r[*hint].start <= pc && pc < r[*hint].end)
-		return r[*hint].segment;
 	while (lo < hi) {	/* the first range starting after PC */
 		size_t mid = lo + (hi - lo) / 2;
 
