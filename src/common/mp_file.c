@@ -28,6 +28,7 @@ void mp_buf_release(struct mp_buf *buf)
 	buf->data = NULL;
 	buf->size = 0;
 	buf->was_compressed = false;
+	buf->alloc = 0;
 }
 
 /* How much is read at a time, and how many first bytes KNOWN sees. */
@@ -139,7 +140,10 @@ static enum mp_errcode read_fd(int fd, struct reader *r, bool *compressed,
 					break;
 				}
 			} else if (S_ISREG(st.st_mode) && st.st_size > 0 &&
-				   (uint64_t)st.st_size < r->max) {
+				   (uint64_t)st.st_size < r->max &&
+				   r->alloc < (size_t)st.st_size + 1) {
+				/* Nothing read yet: what the buffer held can go. */
+				free(r->data);
 				r->data = mp_alloc_big((size_t)st.st_size + 1);
 				r->alloc = r->data ? (size_t)st.st_size + 1 : 0;
 			}
@@ -250,6 +254,7 @@ enum mp_errcode mp_zstd_decompress(struct mp_buf *out, const void *data,
 	out->data = dst;
 	out->size = ob.pos;
 	out->was_compressed = true;
+	out->alloc = alloc;
 	dst = NULL;
 out:
 	free(dst);
@@ -279,13 +284,27 @@ enum mp_errcode mp_zstd_compress(struct mp_buf *out, const void *data,
 enum mp_errcode mp_file_read(struct mp_buf *buf, const char *path,
 			     const struct mp_read_opts *o, struct mp_err *err)
 {
-	struct reader r = { .o = o };
+	enum mp_errcode rc;
+
+	memset(buf, 0, sizeof(*buf));
+	rc = mp_file_reread(buf, path, o, err);
+	if (rc)
+		mp_buf_release(buf);
+	return rc;
+}
+
+enum mp_errcode mp_file_reread(struct mp_buf *buf, const char *path,
+			       const struct mp_read_opts *o,
+			       struct mp_err *err)
+{
+	struct reader r = { .o = o, .data = buf->data, .alloc = buf->alloc };
 	bool compressed = false;
 	enum mp_errcode rc;
 	struct stat st;
 	int fd;
 
-	memset(buf, 0, sizeof(*buf));
+	buf->size = 0;
+	buf->was_compressed = false;
 	r.max = o && o->max_size ? o->max_size : MP_FILE_MAX_DEFAULT;
 	if (r.max > MP_FILE_MAX_SIZE)
 		r.max = MP_FILE_MAX_SIZE;
@@ -307,11 +326,11 @@ enum mp_errcode mp_file_read(struct mp_buf *buf, const char *path,
 	if (!rc && !r.len)
 		rc = mp_fail(err, MP_E_EMPTY, compressed
 			     ? "zstd data decompresses to nothing" : "file is empty");
-	if (rc) {
-		free(r.data);
-		return rc;
-	}
+	/* The memory is BUF's whatever happened, for the next file. */
 	buf->data = r.data;
+	buf->alloc = r.alloc;
+	if (rc)
+		return rc;
 	buf->size = r.len;
 	buf->was_compressed = compressed;
 	return MP_OK;

@@ -65,6 +65,7 @@ struct mp_buf {
 	unsigned char *data;	/* owned; NULL when empty */
 	size_t size;
 	bool was_compressed;
+	size_t alloc;		/* bytes at DATA, for mp_file_reread() */
 };
 
 /* True when DATA starts with the zstd frame magic. */
@@ -77,6 +78,16 @@ bool mp_is_zstd(const void *data, size_t size);
  */
 enum mp_errcode mp_file_read(struct mp_buf *buf, const char *path,
 			     const struct mp_read_opts *o, struct mp_err *err);
+/*
+ * The same into a BUF that may hold an earlier file (or be zeroed): its
+ * memory is reused when large enough, and kept on error (BUF's size is
+ * then 0).  A merge reads hundreds of files one after the other: fresh
+ * memory for each costs its page faults and the kernel's zeroing again,
+ * as much as the copy of the bytes themselves.  mp_buf_release() frees.
+ */
+enum mp_errcode mp_file_reread(struct mp_buf *buf, const char *path,
+			       const struct mp_read_opts *o,
+			       struct mp_err *err);
 
 /* Decompress a zstd buffer of SIZE bytes into OUT (bounded as above). */
 enum mp_errcode mp_zstd_decompress(struct mp_buf *out, const void *data,

@@ -59,7 +59,8 @@ void *mp_calloc_big(size_t n, size_t size)
 	return p;
 }
 
-void *mp_arena_alloc(struct mp_arena *a, size_t size)
+/* SIZE bytes of A, zeroed when ZERO says so. */
+static void *arena_take(struct mp_arena *a, size_t size, bool zero)
 {
 	struct mp_arena_block *b = a->head;
 	size_t rounded, bsize;
@@ -90,7 +91,8 @@ void *mp_arena_alloc(struct mp_arena *a, size_t size)
 		if (a->head && rounded > grown) {
 			b->next = a->head->next;
 			a->head->next = b;
-			memset(b->data, 0, rounded);
+			if (zero)
+				memset(b->data, 0, rounded);
 			a->total += rounded;
 			return b->data;
 		}
@@ -101,8 +103,19 @@ void *mp_arena_alloc(struct mp_arena *a, size_t size)
 	p = b->data + a->used;
 	a->used += rounded;
 	a->total += rounded;
-	memset(p, 0, rounded);
+	if (zero)
+		memset(p, 0, rounded);
 	return p;
+}
+
+void *mp_arena_alloc(struct mp_arena *a, size_t size)
+{
+	return arena_take(a, size, true);
+}
+
+void *mp_arena_alloc_uninit(struct mp_arena *a, size_t size)
+{
+	return arena_take(a, size, false);
 }
 
 void *mp_arena_memdup(struct mp_arena *a, const void *p, size_t size)

@@ -138,6 +138,20 @@ enum mp_errcode idx_builder_add_stack(struct idx_builder *b,
 				      uint64_t weight, struct mp_err *err);
 
 /*
+ * idx_builder_add_stack() in two halves, for a caller that knows a stack
+ * long before its MIB is final (merge places each new stack as soon as it
+ * is symbolized, while inputs are still being folded): the trie node of
+ * stack FRAMES[0..N-1] (leaf first, N >= 1), made if new, then the context
+ * of node NODE folded in.  Nodes stay valid for the builder's life.
+ */
+enum mp_errcode idx_builder_node(struct idx_builder *b, const uint32_t *frames,
+				 uint32_t n, uint32_t *node, struct mp_err *err);
+enum mp_errcode idx_builder_add_node(struct idx_builder *b, uint32_t node,
+				     const struct mp_mib *mib,
+				     const uint64_t *hist, uint32_t nhist,
+				     uint64_t weight, struct mp_err *err);
+
+/*
  * Fold the sample entries S[0..NS-1] (struct mp_samp, sorted by interval)
  * of the context just added, scaled by WEIGHT like its MIB, into it.
  */

@@ -249,15 +249,10 @@ enum mp_errcode idx_builder_frame(struct idx_builder *b,
 	return intern_frame(b, f, id);
 }
 
-enum mp_errcode idx_builder_add_stack(struct idx_builder *b,
-				      const uint32_t *frames, uint32_t n,
-				      const struct mp_mib *mib,
-				      const uint64_t *hist, uint32_t nhist,
-				      uint64_t weight, struct mp_err *err)
+enum mp_errcode idx_builder_node(struct idx_builder *b, const uint32_t *frames,
+				 uint32_t n, uint32_t *node, struct mp_err *err)
 {
-	uint32_t parent1, node, k = 0;
-	struct idx_bctx *c;
-	struct mp_mib m = *mib;
+	uint32_t parent1, k = 0;
 	enum mp_errcode rc;
 
 	if (n == 0)
@@ -268,8 +263,8 @@ enum mp_errcode idx_builder_add_stack(struct idx_builder *b,
 	/*
 	 * From the outermost frame in, so stacks share prefixes.  The prefix
 	 * this stack shares with the previous one has its nodes in the path
-	 * already: callers that add stacks in order (merge sorts them) make
-	 * most frames cost nothing, and the rest one probe each.
+	 * already: callers that add stacks in order make most frames cost
+	 * nothing, and the rest one probe each.
 	 */
 	while (k < n && k < b->npath && b->path_frames[k] == frames[n - 1 - k])
 		k++;
@@ -282,15 +277,29 @@ enum mp_errcode idx_builder_add_stack(struct idx_builder *b,
 			return mp_fail(err, MP_E_INVALID,
 				       "frame id %u out of range", f);
 		rc = intern_rec(&b->trie, &b->ntrie, &b->atrie, &b->trie_map,
-				(struct idx_rec){ f, parent1 }, &node);
+				(struct idx_rec){ f, parent1 }, node);
 		if (rc)
 			return mp_fail(err, rc, NULL);
 		b->path_frames[k] = f;
-		b->path_nodes[k] = node;
-		parent1 = node + 1;
+		b->path_nodes[k] = *node;
+		parent1 = *node + 1;
 	}
 	b->npath = n;
-	node = b->path_nodes[n - 1];
+	*node = b->path_nodes[n - 1];
+	return MP_OK;
+}
+
+enum mp_errcode idx_builder_add_node(struct idx_builder *b, uint32_t node,
+				     const struct mp_mib *mib,
+				     const uint64_t *hist, uint32_t nhist,
+				     uint64_t weight, struct mp_err *err)
+{
+	struct idx_bctx *c;
+	struct mp_mib m = *mib;
+
+	if (node >= b->ntrie)
+		return mp_fail(err, MP_E_INVALID, "trie node %u out of range",
+			       node);
 	if (b->ntrie > b->anode_ctx) {
 		size_t old = b->anode_ctx;
 
@@ -318,6 +327,19 @@ enum mp_errcode idx_builder_add_stack(struct idx_builder *b,
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	c->mib.v[MIB_AccessHistogramSize] = c->nhist;
 	return MP_OK;
+}
+
+enum mp_errcode idx_builder_add_stack(struct idx_builder *b,
+				      const uint32_t *frames, uint32_t n,
+				      const struct mp_mib *mib,
+				      const uint64_t *hist, uint32_t nhist,
+				      uint64_t weight, struct mp_err *err)
+{
+	uint32_t node;
+	enum mp_errcode rc = idx_builder_node(b, frames, n, &node, err);
+
+	return rc ? rc : idx_builder_add_node(b, node, mib, hist, nhist,
+					      weight, err);
 }
 
 enum mp_errcode idx_builder_add_samples(struct idx_builder *b,

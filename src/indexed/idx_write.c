@@ -36,12 +36,10 @@ struct forest_ent {
 	uint32_t parent1, key, node;
 };
 
-static int by_parent_key(const void *x, const void *y)
+static int by_key(const void *x, const void *y)
 {
 	const struct forest_ent *a = x, *c = y;
 
-	if (a->parent1 != c->parent1)
-		return a->parent1 < c->parent1 ? -1 : 1;
 	return a->key < c->key ? -1 : a->key > c->key;
 }
 
@@ -49,12 +47,15 @@ static int by_parent_key(const void *x, const void *y)
  * Renumber a forest of N nodes (PARENT1[i], KEY[i]) in depth-first
  * pre-order, siblings by key: parents come before children, and the
  * numbering depends only on the keys.  OUT[i] is node i's new index.
+ * Siblings are grouped by a counting sort on the parent, then each group
+ * sorted by key (siblings' keys differ): most groups hold a node or two,
+ * where one sort of all N nodes by (parent, key) cost N log N compares.
  */
 static enum mp_errcode forest_order(size_t n, const struct idx_rec *recs,
 				    const uint32_t *key, uint32_t *out)
 {
 	struct forest_ent *e = malloc((n ? n : 1) * sizeof(*e));
-	uint32_t *first = malloc((n + 1) * sizeof(*first));
+	uint32_t *first = malloc((n + 2) * sizeof(*first));
 	uint32_t *count = calloc(n + 1, sizeof(*count));
 	uint32_t *stack = malloc((n ? n : 1) * sizeof(*stack));
 	size_t sp = 0, next = 0;
@@ -66,16 +67,25 @@ static enum mp_errcode forest_order(size_t n, const struct idx_rec *recs,
 		free(stack);
 		return MP_E_NOMEM;
 	}
-	for (size_t i = 0; i < n; i++) {
-		e[i] = (struct forest_ent){ recs[i].b, key[i], (uint32_t)i };
+	for (size_t i = 0; i < n; i++)
 		count[recs[i].b]++;
-	}
-	qsort(e, n, sizeof(*e), by_parent_key);
 	/* Children of parent p (p = node + 1, 0 = roots) are e[first[p]..]. */
 	for (size_t p = 0, pos = 0; p <= n; p++) {
 		first[p] = (uint32_t)pos;
 		pos += count[p];
 	}
+	first[n + 1] = (uint32_t)n;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t p = recs[i].b;
+
+		e[first[p]++] = (struct forest_ent){ p, key[i], (uint32_t)i };
+	}
+	/* Each first[p] now points past its group: step it back. */
+	for (size_t p = 0; p <= n; p++)
+		first[p] -= count[p];
+	for (size_t p = 0; p <= n; p++)
+		if (count[p] > 1)
+			qsort(e + first[p], count[p], sizeof(*e), by_key);
 	/* Push roots in reverse so the smallest key is numbered first. */
 	for (size_t k = count[0]; k-- > 0;)
 		stack[sp++] = e[first[0] + k].node;
@@ -155,22 +165,26 @@ static void ob_u64(struct obuf *o, uint64_t v)
 		mp_put_le64(p, v);
 }
 
+/* V as a varint at P, which has room for 10 bytes: the bytes written. */
+static size_t put_varint(unsigned char *p, uint64_t v)
+{
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		p[n++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (unsigned char)v;
+	return n;
+}
+
 static void ob_varint(struct obuf *o, uint64_t v)
 {
-	unsigned char tmp[10];
-	size_t n = 0;
-	unsigned char *p;
-
-	do {
-		tmp[n] = v & 0x7f;
-		v >>= 7;
-		if (v)
-			tmp[n] |= 0x80;
-		n++;
-	} while (v);
-	p = ob_put(o, n);
-	if (p)
-		memcpy(p, tmp, n);
+	if (o->oom || !MP_GROW(o->d, o->a, o->n + 10)) {
+		o->oom = true;
+		return;
+	}
+	o->n += put_varint(o->d + o->n, v);
 }
 
 static void ob_align(struct obuf *o)
@@ -181,6 +195,8 @@ static void ob_align(struct obuf *o)
 
 struct out_tables {
 	uint32_t *str_out;	/* old string -> new id (byte offset) */
+	uint32_t *str_rank;	/* old string -> its place in that order */
+	size_t nstr_used;
 	uint32_t *path_out;	/* old path -> new index */
 	uint32_t *frame_out;	/* old frame -> new index */
 	uint32_t *frame_new_to_old;
@@ -194,6 +210,7 @@ struct out_tables {
 static void free_tables(struct out_tables *t)
 {
 	free(t->str_out);
+	free(t->str_rank);
 	free(t->path_out);
 	free(t->frame_out);
 	free(t->frame_new_to_old);
@@ -240,10 +257,19 @@ static void write_mib(struct obuf *o, const struct idx_bctx *c,
 		mask |= (uint64_t)1 << MIB__COUNT;
 	if (c->nsamp)
 		mask |= (uint64_t)1 << (MIB__COUNT + 1);
-	ob_varint(o, mask);
+	/*
+	 * The mask and the fields straight into room for the longest case:
+	 * a hundred thousand records of up to 27 varints each, one ob_put()
+	 * per varint was most of the write's time.
+	 */
+	if (o->oom || !MP_GROW(o->d, o->a, o->n + 10 * (MIB__COUNT + 1))) {
+		o->oom = true;
+		return;
+	}
+	o->n += put_varint(o->d + o->n, mask);
 	for (int f = 0; f < MIB__COUNT; f++)
 		if (mask >> f & 1)
-			ob_varint(o, c->mib.v[f]);
+			o->n += put_varint(o->d + o->n, c->mib.v[f]);
 	if (mask >> MIB__COUNT & 1) {
 		ob_varint(o, c->nhist);
 		for (uint32_t i = 0; i < c->nhist; i++)
@@ -471,6 +497,7 @@ static enum mp_errcode write_strings(struct writer *w)
 		if (w->used_str[i])
 			w->tmp[nused++] = (uint32_t)i;
 	qsort_r(w->tmp, nused, sizeof(*w->tmp), by_string, b);
+	w->t.nstr_used = nused;
 	for (size_t i = 0; i < nused; i++) {
 		struct idx_bstr *s = &b->strs[w->tmp[i]];
 		size_t at = w->o.n - w->sec_off[SEC_STRINGS];
@@ -479,6 +506,7 @@ static enum mp_errcode write_strings(struct writer *w)
 		if (at + s->len + 1 > UINT32_MAX)
 			return MP_E_TOO_LARGE;
 		w->t.str_out[w->tmp[i]] = (uint32_t)at;
+		w->t.str_rank[w->tmp[i]] = (uint32_t)i;
 		p = ob_put(&w->o, s->len + 1);
 		if (p)
 			memcpy(p, s->s, s->len);
@@ -583,6 +611,52 @@ static void write_schema(struct writer *w)
 }
 
 /*
+ * The contexts by owning function, then stack id, into t.order: a
+ * counting sort by the function's place among the strings over the
+ * trie's nodes in written order (stack ids ascending), O(nodes +
+ * contexts) where a sort of the contexts by the pair took a fifth of the
+ * write.  The same order as by_owner_node(), which a builder whose node
+ * map disagrees with its contexts falls back to.
+ */
+static enum mp_errcode order_records(struct writer *w)
+{
+	const struct idx_builder *b = w->b;
+	struct ctx_order *order = w->t.order;
+	size_t nctx = b->nctxs, placed = 0;
+	uint32_t *at = calloc(w->t.nstr_used + 1, sizeof(*at));
+
+	if (!at)
+		return MP_E_NOMEM;
+	for (size_t i = 0; i < nctx; i++)
+		at[w->t.str_rank[b->frames[b->trie[b->ctxs[i].node].a][0]] + 1]++;
+	for (size_t r = 0; r < w->t.nstr_used; r++)
+		at[r + 1] += at[r];
+	for (size_t k = 0; k < b->ntrie; k++) {
+		uint32_t node = w->t.trie_new_to_old[k], frame, c1;
+
+		if (node >= b->anode_ctx || !(c1 = b->node_ctx[node]))
+			continue;
+		frame = b->trie[node].a;
+		order[at[w->t.str_rank[b->frames[frame][0]]]++] = (struct ctx_order){
+			w->t.frames[frame][0], w->t.trie_out[node], c1 - 1,
+		};
+		placed++;
+	}
+	free(at);
+	if (placed != nctx) {
+		for (size_t i = 0; i < nctx; i++) {
+			uint32_t node = b->ctxs[i].node;
+
+			order[i].owner = w->t.frames[b->trie[node].a][0];
+			order[i].node = w->t.trie_out[node];
+			order[i].ctx = (uint32_t)i;
+		}
+		qsort(order, nctx, sizeof(*order), by_owner_node);
+	}
+	return MP_OK;
+}
+
+/*
  * 7: records, by owning function, MIBs by stack id (t.trie_out holds node
  * offsets, in the same order as the nodes), each stack id as its step
  * from the one before and each MIB as its changes from the one before.
@@ -594,14 +668,8 @@ static enum mp_errcode write_records(struct writer *w)
 	struct ctx_order *order = w->t.order;
 	size_t nctx = b->nctxs;
 
-	for (size_t i = 0; i < nctx; i++) {
-		uint32_t node = b->ctxs[i].node;
-
-		order[i].owner = w->t.frames[b->trie[node].a][0];
-		order[i].node = w->t.trie_out[node];
-		order[i].ctx = (uint32_t)i;
-	}
-	qsort(order, nctx, sizeof(*order), by_owner_node);
+	if (order_records(w))
+		return MP_E_NOMEM;
 	sec_begin(w, SEC_RECORDS);
 	for (size_t i = 0; i < nctx;) {
 		size_t j = i, start = w->o.n;
@@ -611,6 +679,15 @@ static enum mp_errcode write_records(struct writer *w)
 			j++;
 		ob_varint(&w->o, j - i);
 		for (size_t k = i; k < j; k++) {
+			/* Contexts are met in no order of their own: fetch
+			 * the one a few records on (its MIB spans four cache
+			 * lines), or each record waits for memory. */
+			if (k + 8 < nctx) {
+				const char *c = (const char *)&b->ctxs[order[k + 8].ctx];
+
+				for (size_t at = 0; at < sizeof(b->ctxs[0]); at += 64)
+					__builtin_prefetch(c + at);
+			}
 			ob_varint(&w->o, order[k].node -
 					 (k > i ? order[k - 1].node : 0));
 			write_mib(&w->o, &b->ctxs[order[k].ctx],
@@ -690,6 +767,7 @@ static bool writer_init(struct writer *w, struct idx_builder *b)
 	memset(w, 0, sizeof(*w));
 	w->b = b;
 	t->str_out = malloc((nstr + 1) * sizeof(uint32_t));
+	t->str_rank = malloc((nstr + 1) * sizeof(uint32_t));
 	t->path_out = malloc((npath + 1) * sizeof(uint32_t));
 	t->path_new_to_old = malloc((npath + 1) * sizeof(uint32_t));
 	t->frame_out = malloc((nfr + 1) * sizeof(uint32_t));
@@ -701,7 +779,7 @@ static bool writer_init(struct writer *w, struct idx_builder *b)
 	w->tmp = malloc((nstr + npath + nfr + ntr + 1) * sizeof(uint32_t));
 	w->items = malloc((nctx + 1) * sizeof(*w->items));
 	w->used = calloc(nstr + npath + nfr + 1, 1);
-	return t->str_out && t->path_out && t->path_new_to_old &&
+	return t->str_out && t->str_rank && t->path_out && t->path_new_to_old &&
 	       t->frame_out && t->frame_new_to_old && t->trie_out &&
 	       t->trie_new_to_old && t->order && t->frames && w->tmp &&
 	       w->items && w->used;
@@ -716,6 +794,23 @@ static void writer_release(struct writer *w)
 	free_tables(&w->t);
 }
 
+/*
+ * Room for about the whole file at once: grown by doubling, a file of
+ * megabytes was copied several times over and its pages faulted in again.
+ * Only a guess (a failure here leaves the buffer to grow as it goes).
+ */
+static void reserve_output(struct writer *w)
+{
+	const struct idx_builder *b = w->b;
+	size_t guess = 4096;
+
+	for (size_t i = 0; i < b->nstrs; i++)
+		guess += b->strs[i].len + 1;
+	guess += b->npaths * 8 + b->nframes * 4 * FRAME_COLUMNS +
+		 b->ntrie * 6 + b->nctxs * 40;
+	MP_GROW(w->o.d, w->o.a, guess);
+}
+
 enum mp_errcode idx_builder_write(struct idx_builder *b, FILE *out,
 				  struct mp_err *err)
 {
@@ -725,6 +820,7 @@ enum mp_errcode idx_builder_write(struct idx_builder *b, FILE *out,
 	if (!writer_init(&w, b))
 		goto out;
 	mark_used(&w);
+	reserve_output(&w);
 	/* Header and section table, filled in at the end. */
 	ob_put(&w.o, HEADER_SIZE + (SEC__COUNT - 1) * SECTION_ENTRY_SIZE);
 	write_summary(&w);

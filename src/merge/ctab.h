@@ -47,6 +47,9 @@ struct ctab_entry {
 	uint64_t *hist;		/* nhist access counts, or NULL */
 	struct mp_samp *samp;	/* nsamp sample entries by interval */
 	uint32_t nkeys, nhist, nsamp;
+	/* The caller's: 0 when made (merge.c: its builder trie node + 1,
+	 * once its stack is symbolized). */
+	uint32_t node1;
 	struct mp_mib mib;	/* AccessHistogramSize == nhist */
 	uint64_t keys[];	/* nkeys location keys, leaf first */
 };
@@ -81,36 +84,68 @@ void ctab_release_shard(struct ctab *t, size_t s);
  * Fold a context (stack KEYS[0..N-1], N >= 1; MIB, histogram HIST of
  * NHIST counts and sample entries SAMP[0..NSAMP-1], all scaled by
  * WEIGHT >= 1) into T, allocating from A
- * (the calling thread's own arena).  *ADDED tells whether
- * the stack was new.  Thread-safe.  Fails only with MP_E_NOMEM or
- * MP_E_TOO_LARGE.
+ * (the calling thread's own arena).  *ADDED is the stack's new entry
+ * when it was new, else NULL.  Thread-safe.  Fails only with MP_E_NOMEM
+ * or MP_E_TOO_LARGE.
  */
 enum mp_errcode ctab_fold(struct ctab *t, struct mp_arena *a,
 			  const uint64_t *keys, uint32_t n,
 			  const struct mp_mib *mib, const uint64_t *hist,
 			  uint32_t nhist, const struct mp_samp *samp,
-			  uint32_t nsamp, uint64_t weight, bool *added);
+			  uint32_t nsamp, uint64_t weight,
+			  struct ctab_entry **added);
 
 /*
- * A context for ctab_fold_batch(): KEYS[0..N-1] and MIB in, ADDED out;
- * HASH is the batch's scratch.
+ * The hash of a stack, made one key at a time by the code that makes the
+ * keys (no second pass over them):
+ *
+ *	uint64_t h = CTAB_HASH_SEED;
+ *	for (k = 0; k < n; k++)
+ *		h = ctab_hash_step(h, keys[k] = make_key(...));
+ *	h = ctab_hash_end(h, n);		// == ctab_hash(keys, n)
+ *
+ * A step is a rotation, an exclusive or and one multiplication by an odd
+ * constant, each a bijection: two stacks of one length that differ in
+ * one key always differ in hash.  The end mixes every bit into the low
+ * ones (the shard) and the high ones (the slot).
+ */
+#define CTAB_HASH_SEED UINT64_C(0xcbf29ce484222325)
+
+static inline uint64_t ctab_hash_step(uint64_t h, uint64_t key)
+{
+	return ((h << 29 | h >> 35) ^ key) * UINT64_C(0x9e3779b97f4a7c15);
+}
+
+static inline uint64_t ctab_hash_end(uint64_t h, uint32_t n)
+{
+	return mp_hash64(h ^ n);
+}
+
+uint64_t ctab_hash(const uint64_t *keys, uint32_t n);
+
+/*
+ * A context for ctab_fold_batch(): KEYS[0..N-1], their ctab_hash() HASH
+ * and MIB in, ADDED out.
  */
 struct ctab_item {
 	const uint64_t *keys;
 	uint32_t n;
-	bool added;
+	struct ctab_entry *added;	/* as ctab_fold()'s */
 	uint64_t hash;
 	const struct mp_mib *mib;
 };
 
 /*
  * Fold N contexts without histograms, each scaled by WEIGHT, as
- * ctab_fold() would one by one; faster, as the slots of the whole batch
- * are fetched from memory at once.  On failure some may be folded.
+ * ctab_fold() would one by one; faster: the batch is taken shard by
+ * shard, each under one lock, and its slots and entries are fetched from
+ * memory ahead of their folds, so that the misses overlap.  A shard that
+ * another thread holds is left for later, not waited for.  ORDER is
+ * scratch of N entries.  On failure some contexts may be folded.
  */
 enum mp_errcode ctab_fold_batch(struct ctab *t, struct mp_arena *a,
-				struct ctab_item *items, size_t n,
-				uint64_t weight);
+				struct ctab_item *items, uint32_t *order,
+				size_t n, uint64_t weight);
 
 /* Entries in all shards; may be read while other threads fold. */
 size_t ctab_count(const struct ctab *t);

@@ -43,8 +43,12 @@ struct segmap {
 	bool known;
 };
 
-/* Contexts folded at once by ctab_fold_batch(). */
-#define MERGE_BATCH 16
+/*
+ * Contexts folded at once by ctab_fold_batch(): enough that each of the
+ * table's 64 shards gets a run of them under one lock, for the prefetches
+ * to overlap (about 1.5 MB of scratch per worker).
+ */
+#define MERGE_BATCH 4096
 
 /* What a worker reuses from one raw input to the next. */
 struct scratch {
@@ -54,6 +58,8 @@ struct scratch {
 	size_t abase;
 	uint64_t *pcs;			/* one stack's PCs */
 	size_t apcs;
+	struct mp_buf in;		/* its bytes, the memory kept for the
+					 * next input */
 	struct raw_file rf;		/* the input being folded */
 	struct mp_arena *arena;		/* the table's entries it made */
 	/* Location keys this worker has seen in new stacks, and those of
@@ -61,9 +67,12 @@ struct scratch {
 	struct ht_map seen;
 	uint64_t *fresh;
 	size_t nfresh, afresh;
+	struct ctab_entry **fresh_e;	/* new stacks, not yet handed over */
+	size_t nfresh_e, afresh_e;
 	/* Contexts without histograms waiting to be folded together. */
-	struct ctab_item batch[MERGE_BATCH];
-	struct mp_mib batch_mib[MERGE_BATCH];
+	struct ctab_item *batch;
+	struct mp_mib *batch_mib;
+	uint32_t *batch_order;		/* ctab_fold_batch()'s scratch */
 	size_t nbatch;
 	uint64_t *batch_keys;		/* their keys, back to back */
 	size_t nbatch_keys, abatch_keys;
@@ -78,9 +87,14 @@ static void scratch_release(struct scratch *s)
 	free(s->segs);
 	free(s->base);
 	free(s->pcs);
+	mp_buf_release(&s->in);
 	raw_file_release(&s->rf);
 	ht_map_release(&s->seen);
 	free(s->fresh);
+	free(s->fresh_e);
+	free(s->batch);
+	free(s->batch_mib);
+	free(s->batch_order);
 	free(s->batch_keys);
 	memset(s, 0, sizeof(*s));
 }
@@ -130,6 +144,8 @@ void merge_release(struct merge *m)
 	ht_map_release(&m->loc_map);
 	free(m->pending);
 	free(m->taken);
+	free(m->pending_e);
+	free(m->taken_e);
 	free(m->loc_first);
 	free(m->loc_n);
 	free(m->ids);
@@ -313,16 +329,44 @@ static enum mp_errcode prepare(struct scratch *s, const struct raw_file *rf)
 	return MP_OK;
 }
 
+/*
+ * Would sym_check_profile() have nothing to say about PROF?  So it is
+ * when PROF (v3+) has a main segment whose build id is a module's, as
+ * learn_segment() found for an earlier input of the same program: the
+ * check only looks for a main segment that no binary covers.  Asking
+ * here instead needs m->lock only, not the symbolizer's lock, which the
+ * main thread may hold for tens of milliseconds while it opens a
+ * module's debug information: the workers would wait at every input.
+ */
+static bool main_segment_known(struct merge *m, const struct raw_profile *prof)
+{
+	const struct raw_segment *s0 = prof->nsegments ? &prof->segments[0] : NULL;
+	uint32_t id;
+	bool known;
+
+	if (prof->version < 3 || !s0 || !s0->build_id_size)
+		return false;
+	pthread_mutex_lock(&m->lock);
+	id = ht_find(&m->space_ht, space_hash(s0->build_id, s0->build_id_size, -1),
+		     same_build_id, s0, m);
+	known = id != HT_NONE && m->spaces[id].module >= 0;
+	pthread_mutex_unlock(&m->lock);
+	return known;
+}
+
 /* Before folding RF: check its memory maps, size the segment maps. */
 static enum mp_errcode setup_raw(struct merge *m, struct scratch *s,
 				 const struct raw_file *rf, struct mp_err *err)
 {
 	enum mp_errcode rc = MP_OK;
 
-	pthread_mutex_lock(&m->sym_lock);
-	for (size_t p = 0; p < rf->nprofiles && !rc; p++)
+	for (size_t p = 0; p < rf->nprofiles && !rc; p++) {
+		if (main_segment_known(m, &rf->profiles[p]))
+			continue;
+		pthread_mutex_lock(&m->sym_lock);
 		rc = sym_check_profile(m->sym, &rf->profiles[p], err);
-	pthread_mutex_unlock(&m->sym_lock);
+		pthread_mutex_unlock(&m->sym_lock);
+	}
 	if (rc)
 		return rc;
 	if ((rc = prepare(s, rf)))
@@ -332,19 +376,21 @@ static enum mp_errcode setup_raw(struct merge *m, struct scratch *s,
 	return MP_OK;
 }
 
-/* Note the keys of a stack new to the table, for publish(). */
-static enum mp_errcode note_new(struct scratch *s, const uint64_t *keys,
-				uint32_t n)
+/* Note a stack new to the table, and its keys not seen yet, for publish(). */
+static enum mp_errcode note_new(struct scratch *s, struct ctab_entry *e)
 {
-	for (uint32_t k = 0; k < n; k++) {
+	if (!MP_GROW(s->fresh_e, s->afresh_e, s->nfresh_e + 1))
+		return MP_E_NOMEM;
+	s->fresh_e[s->nfresh_e++] = e;
+	for (uint32_t k = 0; k < e->nkeys; k++) {
 		uint32_t dummy;
 
-		if (ht_map_get(&s->seen, keys[k], &dummy))
+		if (ht_map_get(&s->seen, e->keys[k], &dummy))
 			continue;
-		if (ht_map_put(&s->seen, keys[k], 0) ||
+		if (ht_map_put(&s->seen, e->keys[k], 0) ||
 		    !MP_GROW(s->fresh, s->afresh, s->nfresh + 1))
 			return MP_E_NOMEM;
-		s->fresh[s->nfresh++] = keys[k];
+		s->fresh[s->nfresh++] = e->keys[k];
 	}
 	return MP_OK;
 }
@@ -361,10 +407,11 @@ static enum mp_errcode flush(struct merge *m, struct scratch *s,
 		s->batch[i].mib = &s->batch_mib[i];
 		off += s->batch[i].n;
 	}
-	rc = ctab_fold_batch(&m->tab, s->arena, s->batch, s->nbatch, weight);
+	rc = ctab_fold_batch(&m->tab, s->arena, s->batch, s->batch_order,
+			     s->nbatch, weight);
 	for (size_t i = 0; i < s->nbatch && !rc; i++)
 		if (s->batch[i].added)
-			rc = note_new(s, s->batch[i].keys, s->batch[i].n);
+			rc = note_new(s, s->batch[i].added);
 	s->nbatch = s->nbatch_keys = 0;
 	return rc ? mp_fail(err, rc, NULL) : MP_OK;
 }
@@ -384,9 +431,10 @@ static enum mp_errcode fold_pcs(struct merge *m, struct scratch *s,
 				struct mp_err *err)
 {
 	const struct raw_profile *prof = &rf->profiles[p];
+	bool cut = !m->opts.keep_bad_frames && prof->nranges;
+	uint64_t *keys, hash = CTAB_HASH_SEED;
 	enum mp_errcode rc;
-	uint64_t *keys;
-	bool added;
+	struct ctab_entry *added;
 
 	if (npcs == 0)
 		return MP_OK;	/* no stack: nothing to attach it to */
@@ -394,23 +442,13 @@ static enum mp_errcode fold_pcs(struct merge *m, struct scratch *s,
 		s->cur = p;
 		s->hint = 0;
 	}
-	/*
-	 * Past code without frame pointers an unwinder reads garbage: cut
-	 * the stack at its first PC after the leaf in no segment (as
-	 * sym_stack_symbolize() does for show), unless told to keep it.
-	 */
-	if (!m->opts.keep_bad_frames && prof->nranges) {
-		size_t hint = s->hint;
-
-		for (uint32_t k = 1; k < npcs; k++)
-			if (raw_segment_of(prof, pcs[k], &hint) < 0) {
-				npcs = k;
-				__atomic_fetch_add(&m->cut, 1, __ATOMIC_RELAXED);
-				break;
-			}
-	}
+	if (!s->batch && (!(s->batch = malloc(MERGE_BATCH * sizeof(*s->batch))) ||
+			  !(s->batch_mib = malloc(MERGE_BATCH * sizeof(*s->batch_mib))) ||
+			  !(s->batch_order = malloc(MERGE_BATCH * sizeof(*s->batch_order)))))
+		return mp_fail(err, MP_E_NOMEM, NULL);
 	if (!MP_GROW(s->batch_keys, s->abatch_keys, s->nbatch_keys + npcs))
 		return mp_fail(err, MP_E_NOMEM, NULL);
+	/* One pass over the PCs: the segment, the key, the hash. */
 	keys = s->batch_keys + s->nbatch_keys;
 	for (uint32_t k = 0; k < npcs; k++) {
 		uint64_t pc = pcs[k], space = SPACE_ADDRESS, value = pc;
@@ -428,6 +466,16 @@ static enum mp_errcode fold_pcs(struct merge *m, struct scratch *s,
 			}
 			space = sm->space;
 			value = pc + sm->delta;
+		} else if (k > 0 && cut) {
+			/*
+			 * Past code without frame pointers an unwinder reads
+			 * garbage: cut the stack at its first PC after the
+			 * leaf in no segment (as sym_stack_symbolize() does
+			 * for show), unless told to keep it.
+			 */
+			npcs = k;
+			__atomic_fetch_add(&m->cut, 1, __ATOMIC_RELAXED);
+			break;
 		} else if (!s->warned_unmapped) {
 			/* For sym_map_pc()'s warning, once per input. */
 			struct sym_addr a;
@@ -441,9 +489,13 @@ static enum mp_errcode fold_pcs(struct merge *m, struct scratch *s,
 		}
 		if ((rc = loc_key(m, space, value, &keys[k])))
 			return mp_fail(err, rc, NULL);
+		hash = ctab_hash_step(hash, keys[k]);
 	}
+	hash = ctab_hash_end(hash, npcs);
 	if (nhist == 0 && nsamp == 0) {
-		s->batch[s->nbatch].n = npcs;
+		s->batch[s->nbatch] = (struct ctab_item){
+			.n = npcs, .hash = hash,
+		};
 		s->batch_mib[s->nbatch++] = *mib;
 		s->nbatch_keys += npcs;
 		return s->nbatch == MERGE_BATCH ? flush(m, s, weight, err) : MP_OK;
@@ -451,7 +503,7 @@ static enum mp_errcode fold_pcs(struct merge *m, struct scratch *s,
 	rc = ctab_fold(&m->tab, s->arena, keys, npcs, mib, hist, nhist, samp,
 		       nsamp, weight, &added);
 	if (rc == MP_OK && added)
-		rc = note_new(s, keys, npcs);
+		rc = note_new(s, added);
 	return rc ? mp_fail(err, rc, NULL) : MP_OK;
 }
 
@@ -580,22 +632,27 @@ static enum mp_errcode add_location(struct merge *m, uint64_t key,
 }
 
 /*
- * Hand the keys a worker found in new stacks to the main thread, which
- * symbolizes them while the workers go on (symbolize_pending).
+ * Hand the new stacks a worker found, and their keys, to the main thread,
+ * which symbolizes and places them while the workers go on
+ * (symbolize_pending).
  */
 static enum mp_errcode publish(struct merge *m, struct scratch *s)
 {
 	enum mp_errcode rc = MP_OK;
 
-	if (!s->nfresh)
+	if (!s->nfresh_e)
 		return MP_OK;
 	pthread_mutex_lock(&m->lock);
-	if (MP_GROW(m->pending, m->apending, m->npending + s->nfresh)) {
+	if (MP_GROW(m->pending, m->apending, m->npending + s->nfresh) &&
+	    MP_GROW(m->pending_e, m->apending_e, m->npending_e + s->nfresh_e)) {
 		memcpy(m->pending + m->npending, s->fresh,
 		       s->nfresh * sizeof(*s->fresh));
-		__atomic_store_n(&m->npending, m->npending + s->nfresh,
+		memcpy(m->pending_e + m->npending_e, s->fresh_e,
+		       s->nfresh_e * sizeof(*s->fresh_e));
+		m->npending += s->nfresh;
+		__atomic_store_n(&m->npending_e, m->npending_e + s->nfresh_e,
 				 __ATOMIC_RELEASE);
-		s->nfresh = 0;
+		s->nfresh = s->nfresh_e = 0;
 	} else {
 		rc = MP_E_NOMEM;
 	}
@@ -604,28 +661,80 @@ static enum mp_errcode publish(struct merge *m, struct scratch *s)
 }
 
 /*
- * Step 2 (merge.h), run by the main thread whenever keys are pending:
- * symbolize each location not seen yet.  Workers may need the symbolizer
- * (sym_lock) to learn a new input's segments, so it is taken location by
- * location; b_lock guards the builder's frames.
+ * Give entry E its node in the builder's trie: its stack as frames, less
+ * the runtime's leading ones (all of them if there is nothing else).
+ * Every key of E is symbolized.  b_lock held.
+ */
+static enum mp_errcode place(struct merge *m, struct ctab_entry *e,
+			     struct mp_err *err)
+{
+	bool leading = !m->opts.keep_runtime;
+	size_t n = 0, start = 0;
+	enum mp_errcode rc;
+	uint32_t node;
+
+	for (uint32_t k = 0; k < e->nkeys; k++) {
+		uint32_t loc, first, len;
+
+		if (!ht_map_get(&m->loc_map, e->keys[k], &loc))
+			return mp_fail(err, MP_E_INVALID,
+				       "location 0x%llx was not symbolized",
+				       (unsigned long long)e->keys[k]);
+		first = m->loc_first[loc];
+		len = m->loc_n[loc];
+		if (!MP_GROW(m->stack, m->astack, n + len))
+			return mp_fail(err, MP_E_NOMEM, NULL);
+		for (uint32_t f = first; f < first + len; f++) {
+			if (leading && m->runtime[f])
+				start++;
+			else
+				leading = false;
+			m->stack[n++] = m->ids[f];
+		}
+	}
+	if (start == n)
+		start = 0;	/* all runtime: keep it all */
+	if ((rc = idx_builder_node(&m->b, m->stack + start,
+				   (uint32_t)(n - start), &node, err)))
+		return rc;
+	e->node1 = node + 1;
+	return MP_OK;
+}
+
+/*
+ * Step 2 (merge.h), run by a worker (drain) or the main thread:
+ * symbolize each location not seen yet, then place the new stacks.
+ * Workers may need the symbolizer (sym_lock) to learn a new input's
+ * segments, so it is taken location by location; b_lock guards the
+ * builder's frames and trie.  A stack's keys are handed over with it or
+ * before, so they are symbolized by the time it is placed.
  */
 static enum mp_errcode symbolize_pending(struct merge *m, struct mp_err *err)
 {
 	enum mp_errcode rc = MP_OK;
+	struct ctab_entry **entries;
 	uint64_t *keys;
-	size_t n, alloc;
+	size_t n, alloc, ne, alloc_e;
 
-	/* Take the pending keys, leaving the workers an empty array. */
+	/* Take the pending work, leaving the workers empty arrays. */
 	pthread_mutex_lock(&m->lock);
 	keys = m->pending;
 	n = m->npending;
 	alloc = m->apending;
 	m->pending = m->taken;
 	m->apending = m->ataken;
-	__atomic_store_n(&m->npending, 0, __ATOMIC_RELAXED);
+	m->npending = 0;
+	entries = m->pending_e;
+	ne = m->npending_e;
+	alloc_e = m->apending_e;
+	m->pending_e = m->taken_e;
+	m->apending_e = m->ataken_e;
+	__atomic_store_n(&m->npending_e, 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&m->lock);
 	m->taken = keys;
 	m->ataken = alloc;
+	m->taken_e = entries;
+	m->ataken_e = alloc_e;
 
 	for (size_t i = 0; i < n && !rc; i++) {
 		uint32_t loc;
@@ -640,6 +749,12 @@ static enum mp_errcode symbolize_pending(struct merge *m, struct mp_err *err)
 		pthread_mutex_unlock(&m->b_lock);
 		pthread_mutex_unlock(&m->sym_lock);
 	}
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&m->b_lock);
+	for (size_t i = 0; i < ne && !rc; i++)
+		rc = place(m, entries[i], err);
+	pthread_mutex_unlock(&m->b_lock);
 	return rc;
 }
 
@@ -662,34 +777,12 @@ static enum mp_errcode build(struct merge *m, struct mp_err *err)
 		struct ctab_shard *sh = &m->tab.shard[s];
 
 		for (size_t i = 0; i < sh->n; i++) {
-			const struct ctab_entry *e = sh->list[i];
-			bool leading = !m->opts.keep_runtime;
-			size_t n = 0, start = 0;
+			struct ctab_entry *e = sh->list[i];
 
-			for (uint32_t k = 0; k < e->nkeys; k++) {
-				uint32_t loc, first, len;
-
-				if (!ht_map_get(&m->loc_map, e->keys[k], &loc))
-					return mp_fail(err, MP_E_INVALID,
-						       "location 0x%llx was not symbolized",
-						       (unsigned long long)e->keys[k]);
-				first = m->loc_first[loc];
-				len = m->loc_n[loc];
-				if (!MP_GROW(m->stack, m->astack, n + len))
-					return mp_fail(err, MP_E_NOMEM, NULL);
-				for (uint32_t f = first; f < first + len; f++) {
-					if (leading && m->runtime[f])
-						start++;
-					else
-						leading = false;
-					m->stack[n++] = m->ids[f];
-				}
-			}
-			if (start == n)
-				start = 0;	/* all runtime: keep it all */
-			rc = idx_builder_add_stack(&m->b, m->stack + start,
-						   (uint32_t)(n - start), &e->mib,
-						   e->hist, e->nhist, 1, err);
+			if (!e->node1 && (rc = place(m, e, err)))
+				return rc;
+			rc = idx_builder_add_node(&m->b, e->node1 - 1, &e->mib,
+						  e->hist, e->nhist, 1, err);
 			if (!rc)
 				rc = idx_builder_add_samples(&m->b, e->samp, e->nsamp,
 							     1, err);
@@ -698,6 +791,13 @@ static enum mp_errcode build(struct merge *m, struct mp_err *err)
 		}
 		ctab_release_shard(&m->tab, s);
 	}
+	/*
+	 * The builder holds copies of everything now (MIBs, histograms,
+	 * sample entries): the table's entries, tens of MB, can go before
+	 * the write allocates its own.
+	 */
+	for (size_t a = 0; a < m->narenas; a++)
+		mp_arena_release(&m->arenas[a]);
 	/* Sums and weighted counts stop at 2^64 - 1 (mp_mib's rules): count
 	 * the contexts where one did, for the caller to say so. */
 	m->saturated = idx_builder_saturated(&m->b);
@@ -932,6 +1032,10 @@ struct pipeline {
 	size_t next;		/* the next input a worker takes */
 	unsigned workers;	/* started: worker k has arena k */
 	bool stop;
+	/* A worker is in symbolize_pending(); and its failure, if any. */
+	bool symbolizing;
+	enum mp_errcode sym_rc;
+	struct mp_err sym_err;
 	pthread_mutex_t lock;
 	pthread_cond_t done;
 };
@@ -940,19 +1044,19 @@ struct pipeline {
 static void run_input(struct merge *m, struct scratch *s,
 		      const struct merge_input *in, struct job *j)
 {
-	struct mp_buf buf;
+	struct mp_buf *buf = &s->in;
 
-	j->rc = mp_file_read(&buf, in->path, &m->opts.read, &j->err);
+	j->rc = mp_file_reread(buf, in->path, &m->opts.read, &j->err);
 	if (j->rc)
 		return;
-	if (llvm_is_llvm(buf.data, buf.size)) {
+	if (llvm_is_llvm(buf->data, buf->size)) {
 		j->rc = mp_fail(&j->err, MP_E_BAD_MAGIC, "an LLVM indexed "
 				"profile: merge reads raw profiles and ours (show, "
 				"overlap and diff read LLVM's too)");
-	} else if (idx_is_indexed(buf.data, buf.size)) {
+	} else if (idx_is_indexed(buf->data, buf->size)) {
 		struct idx_file f;
 
-		j->rc = idx_open(&f, buf.data, buf.size, &j->err);
+		j->rc = idx_open(&f, buf->data, buf->size, &j->err);
 		if (j->rc == MP_OK && m->opts.need_start_lines && f.version < 10)
 			j->rc = mp_fail(&j->err, MP_E_INVALID,
 					"an indexed profile of format %u keeps no "
@@ -972,7 +1076,7 @@ static void run_input(struct merge *m, struct scratch *s,
 	} else {
 		bool decoded;
 
-		j->rc = fold_raw(m, s, buf.data, buf.size, in->weight, &decoded,
+		j->rc = fold_raw(m, s, buf->data, buf->size, in->weight, &decoded,
 				 &j->err);
 		j->fatal = j->rc != MP_OK && decoded;
 		if (j->rc == MP_OK && publish(m, s)) {
@@ -981,7 +1085,40 @@ static void run_input(struct merge *m, struct scratch *s,
 		}
 		j->raw = true;
 	}
-	mp_buf_release(&buf);
+}
+
+/*
+ * Symbolize and place the new stacks found so far, unless another worker
+ * is at it (then it goes back to folding).  Step 2 is serial, but it runs
+ * beside the other workers' folding on whichever worker is free, not on
+ * a thread of its own: on a machine with as many cores as workers, a
+ * third busy thread would only take turns with them.  The first failure
+ * stops the merge.
+ */
+static void drain(struct pipeline *p)
+{
+	struct mp_err err = { 0 };
+	enum mp_errcode rc = MP_OK;
+
+	pthread_mutex_lock(&p->lock);
+	if (p->symbolizing || p->sym_rc) {
+		pthread_mutex_unlock(&p->lock);
+		return;
+	}
+	p->symbolizing = true;
+	while (!rc && __atomic_load_n(&p->m->npending_e, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_unlock(&p->lock);
+		rc = symbolize_pending(p->m, &err);
+		pthread_mutex_lock(&p->lock);
+	}
+	p->symbolizing = false;
+	if (rc) {
+		p->sym_rc = rc;
+		p->sym_err = err;
+		p->stop = true;
+		pthread_cond_broadcast(&p->done);
+	}
+	pthread_mutex_unlock(&p->lock);
 }
 
 static void *worker(void *arg)
@@ -1009,6 +1146,7 @@ static void *worker(void *arg)
 		p->jobs[i].done = true;
 		pthread_cond_broadcast(&p->done);
 		pthread_mutex_unlock(&p->lock);
+		drain(p);
 	}
 	scratch_release(&s);
 	return NULL;
@@ -1093,17 +1231,14 @@ enum mp_errcode merge_run(struct merge *m, const struct merge_input *in,
 	}
 	for (i = 0; i < n && rc == MP_OK; i++) {
 		if (nthreads) {
-			/* Symbolize what the workers found while they go on. */
+			/* The workers fold and symbolize; this thread reports. */
 			pthread_mutex_lock(&p.lock);
-			while (!p.jobs[i].done && !sym_failed) {
-				if (!__atomic_load_n(&m->npending, __ATOMIC_ACQUIRE)) {
-					pthread_cond_wait(&p.done, &p.lock);
-					continue;
-				}
-				pthread_mutex_unlock(&p.lock);
-				rc = symbolize_pending(m, err);
-				sym_failed = rc != MP_OK;
-				pthread_mutex_lock(&p.lock);
+			while (!p.jobs[i].done && !p.sym_rc)
+				pthread_cond_wait(&p.done, &p.lock);
+			if (p.sym_rc) {
+				rc = p.sym_rc;
+				*err = p.sym_err;
+				sym_failed = true;
 			}
 			pthread_mutex_unlock(&p.lock);
 		} else {

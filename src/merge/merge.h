@@ -11,13 +11,17 @@
  *    ELF address, see merge.c).  Nothing is symbolized yet: a PC costs a
  *    segment lookup and an addition.  An indexed input, already
  *    symbolized, is folded straight into the builder.
- * 2. Symbolize.  Each distinct location of the table is symbolized once
- *    and its frames interned in the builder, by the main thread while the
- *    workers fold the next inputs: a worker hands over the keys of the
- *    new stacks of each input it finishes.
- * 3. Build.  Each distinct stack becomes its frames, less the allocation
- *    runtime's leading ones, and is folded into the builder (two stacks
- *    may differ only in the runtime's frames).
+ * 2. Symbolize and place.  Each distinct location of the table is
+ *    symbolized once and its frames interned in the builder, by the main
+ *    thread while the workers fold the next inputs: a worker hands over
+ *    the keys and the entries of the new stacks of each input it
+ *    finishes.  Once its locations are symbolized, each new stack becomes
+ *    its frames, less the allocation runtime's leading ones, and gets its
+ *    node in the builder's trie (two stacks may differ only in the
+ *    runtime's frames, and share a node).
+ * 3. Build.  When every input is folded, each entry's MIB is folded into
+ *    the builder at its node: the only step left after the folding, with
+ *    the write.
  * Every fold is order-independent, so the output is the same whatever the
  * number of threads and the order in which they finish.  Memory holds the
  * folded table and the builder, plus one input per worker.
@@ -131,11 +135,16 @@ struct merge {
 	pthread_mutex_t b_lock;
 	struct idx_builder b;
 	struct sym_stack buf;		/* one location's frames */
-	/* Keys of new stacks the workers found, to symbolize (m->lock). */
+	/* Keys of new stacks the workers found, to symbolize, and the new
+	 * stacks' entries, to place in the builder's trie (m->lock). */
 	uint64_t *pending;
 	size_t npending, apending;
+	struct ctab_entry **pending_e;
+	size_t npending_e, apending_e;
 	uint64_t *taken;		/* the main thread's: being symbolized */
 	size_t ataken;
+	struct ctab_entry **taken_e;	/* and being placed */
+	size_t ataken_e;
 	/* Step 2: each distinct location's frames, as builder frame ids. */
 	struct ht_map loc_map;		/* location key -> location */
 	uint32_t *loc_first, *loc_n;	/* its frames in ids[] */

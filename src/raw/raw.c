@@ -47,6 +47,8 @@ struct stack_ref {
 	const unsigned char *pcs;	/* into the input buffer */
 	uint32_t npcs;
 	uint32_t ctx1;			/* its context + 1, once looked up */
+	bool first;			/* the first entry with its id: the
+					 * one the ids map names */
 };
 
 /*
@@ -269,14 +271,13 @@ out:
 	return rc;
 }
 
-int64_t raw_segment_of(const struct raw_profile *prof, uint64_t pc,
-		       size_t *hint)
+/* raw_segment_of() past its hint: a binary search of the ranges. */
+int64_t raw_segment_search(const struct raw_profile *prof, uint64_t pc,
+			   size_t *hint)
 {
 	const struct raw_seg_range *r = prof->ranges;
 	size_t lo = 0, hi = prof->nranges;
 
-	if (*hint < hi && r[*hint].start <= pc && pc < r[*hint].end)
-		return r[*hint].segment;
 	while (lo < hi) {	/* the first range starting after PC */
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -355,6 +356,7 @@ static enum mp_errcode parse_stacks(struct parse *p, uint64_t off, uint64_t end)
 		} else {
 			*slot = (uint32_t)i + 1;
 		}
+		st[i].first = added;
 		st[i].id = id;
 		st[i].pcs = p->base + pos;
 		st[i].npcs = (uint32_t)n;
@@ -555,6 +557,14 @@ static enum mp_errcode parse_mibs(struct parse *p, uint32_t pidx, uint64_t off,
 		if (p->mode == MODE_WALK) {
 			/* Checked in the first pass, which noted the stack. */
 			sr = &stacks[sc->rec_stack[i]];
+		} else if (i < sc->nstacks && stacks[i].id == id && stacks[i].first) {
+			/*
+			 * compiler-rt writes the records and the stacks in
+			 * the same order: the record's stack is most often
+			 * the entry at its own index, found without a probe.
+			 */
+			s1 = (uint32_t)i + 1;
+			sr = &stacks[i];
 		} else {
 			if (!ht_map_get(ids, id, &s1)) {
 				rc = mp_fail(p->err, MP_E_CORRUPT,

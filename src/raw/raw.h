@@ -156,8 +156,19 @@ enum mp_errcode raw_walk(struct raw_file *rf, const void *data, size_t size,
  * of the previous answer: *HINT carries it from call to call (start it at
  * 0; one per profile).  This is the one place that answers the question.
  */
-int64_t raw_segment_of(const struct raw_profile *prof, uint64_t pc,
-		       size_t *hint);
+int64_t raw_segment_search(const struct raw_profile *prof, uint64_t pc,
+			   size_t *hint);
+
+static inline int64_t raw_segment_of(const struct raw_profile *prof,
+				     uint64_t pc, size_t *hint)
+{
+	const struct raw_seg_range *r = prof->ranges;
+
+	/* Inline: a merge asks for every PC, mostly in the same range. */
+	if (*hint < prof->nranges && r[*hint].start <= pc && pc < r[*hint].end)
+		return r[*hint].segment;
+	return raw_segment_search(prof, pc, hint);
+}
 
 /*
  * Index PROF's segments for raw_segment_of(), in memory from ARENA:
