@@ -44,14 +44,18 @@ struct reader {
 	bool checked;		/* KNOWN has seen the first bytes */
 };
 
+static enum mp_errcode too_large(struct mp_err *err, uint64_t max)
+{
+	return mp_fail(err, MP_E_TOO_LARGE, "larger than the input size limit "
+		       "of %" PRIu64 " bytes (--max-input-size raises it)", max);
+}
+
 /* Append N bytes at P to the content, checking its first bytes once. */
 static enum mp_errcode append(struct reader *r, const void *p, size_t n,
 			      bool at_end, struct mp_err *err)
 {
 	if (n > r->max - r->len)
-		return mp_fail(err, MP_E_TOO_LARGE, "larger than the input size "
-			       "limit of %" PRIu64 " bytes (--max-input-size "
-			       "raises it)", r->max);
+		return too_large(err, r->max);
 	if (r->len + n > r->alloc) {
 		size_t want = r->alloc ? r->alloc : CHUNK;
 
@@ -118,9 +122,7 @@ static enum mp_errcode read_fd(int fd, struct reader *r, bool *compressed,
 	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > r->max) {
 		/* Compressed, it would expand past the cap too. */
 		free(chunk);
-		return mp_fail(err, MP_E_TOO_LARGE, "larger than the input size "
-			       "limit of %" PRIu64 " bytes (--max-input-size "
-			       "raises it)", r->max);
+		return too_large(err, r->max);
 	}
 	while ((n = read_some(fd, chunk, CHUNK)) > 0) {
 		if (first) {
@@ -162,6 +164,11 @@ static enum mp_errcode read_fd(int fd, struct reader *r, bool *compressed,
 				r->len += (size_t)n;
 			if (n < 0)
 				break;
+			/* A reused buffer may be larger than the cap. */
+			if (r->len > r->max) {
+				rc = too_large(err, r->max);
+				break;
+			}
 			continue;
 		}
 		ZSTD_inBuffer in = { chunk, (size_t)n, 0 };
