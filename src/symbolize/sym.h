@@ -79,12 +79,13 @@
  * read only for addresses it lacks, and sym_release() then rewrites the
  * file with the addresses of both.  The answers are the same, frame for
  * frame, warnings included, with and without the cache.  An entry is
- * keyed by the build id and a fingerprint of what the answers depend on:
- * the module's file and the separate debug file that would be found for
- * it (each by size and section headers: a copy of a binary hits, a
- * stripped one or a debug file installed later does not), libdw's version
- * and this module's rules; a file whose key, checksum or any field does
- * not hold is ignored and replaced.  Files are written to a temporary
+ * keyed by the build id and fingerprints of what the answers depend on:
+ * the contents of the module's file and of the separate debug file that
+ * would be found for it (SHA-1: a copy of a binary hits, a stripped or
+ * patched one, or a debug file installed later, does not), libdw's
+ * version and this module's rules, with the files' status (inode, size,
+ * times) sparing the hashing while they are unchanged; a file whose key,
+ * checksum or any field does not hold is ignored and replaced.  Files are written to a temporary
  * and renamed, so concurrent runs leave whole files (the last one wins).
  * A cache that cannot be read or written (a read-only directory, a full
  * disk) only costs the DWARF work: nothing fails, nothing is said.
