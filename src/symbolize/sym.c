@@ -2024,6 +2024,7 @@ static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
  * two seconds before is not trusted by its status (times have coarse
  * granularity): its status is not recorded.
  */
+/* Change it whenever symbolize() may answer differently: old entries go. */
 #define SYM_RULES "memprof-data sym 1"
 
 static void fp_mix(uint64_t h[2], const void *p, size_t n)
