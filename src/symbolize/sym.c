@@ -2022,7 +2022,9 @@ static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
  * inode, size, modification and change times): when that is unchanged,
  * so are the contents, and nothing is hashed.  A file changed less than
  * two seconds before is not trusted by its status (times have coarse
- * granularity): its status is not recorded.
+ * granularity): its status is not recorded.  An entry written where there
+ * was none is keyed by the status alone (all-zero content fingerprint,
+ * which no contents match), sparing the cold run the hashing.
  */
 /* Change it whenever symbolize() may answer differently: old entries go. */
 #define SYM_RULES "memprof-data sym 1"
@@ -2169,10 +2171,17 @@ static void cache_open(struct sym_ctx *ctx, struct sym_module *m)
 	if (!too_new)
 		memcpy(key->stat, h, sizeof(key->stat));
 	have = sym_cache_read(ctx->opt.cache_dir, key, &m->cache);
+	memset(key->content, 0, sizeof(key->content));
 	if (have && !too_new &&
 	    memcmp(m->cache.stat, key->stat, sizeof(key->stat)) == 0) {
 		/* The same files as when the entry was written. */
 		memcpy(key->content, m->cache.content, sizeof(key->content));
+	} else if (!have && !too_new) {
+		/*
+		 * No entry: the new one is keyed by status alone, which spares
+		 * a cold run the hashing; a run that finds the status changed
+		 * hashes the contents, misses, and writes both.
+		 */
 	} else {
 		SHA1Init(&sha);
 		rules_mix(mix_sha, &sha, m);

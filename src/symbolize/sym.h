@@ -84,7 +84,8 @@
  * would be found for it (SHA-1: a copy of a binary hits, a stripped or
  * patched one, or a debug file installed later, does not), libdw's
  * version and this module's rules, with the files' status (inode, size,
- * times) sparing the hashing while they are unchanged; a file whose key,
+ * times) sparing the hashing while they are unchanged (a new entry has
+ * the status alone, so a cold run hashes nothing); a file whose key,
  * checksum or any field does not hold is ignored and replaced.  Files are written to a temporary
  * and renamed, so concurrent runs leave whole files (the last one wins).
  * A cache that cannot be read or written (a read-only directory, a full

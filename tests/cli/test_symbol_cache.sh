@@ -177,9 +177,13 @@ for how in truncated flipped empty garbage huge-counts frame-out-of-range \
 	damage "$how"
 	run "$how" warm "$SHOW"
 	bad=$(check_entries "$entries")
+	# The new entry holds the good one's records (its header may differ:
+	# a stale entry's replacement records a fingerprint of the contents).
+	tail -c +113 "$entry" >"$tmp/new-records" 2>/dev/null
+	tail -c +113 "$tmp/good-entry" >"$tmp/good-records"
 	if cmp -s "$tmp/ref.off.out" "$tmp/$how.warm.out" &&
 	   cmp -s "$tmp/ref.off.err" "$tmp/$how.warm.err" && [ -z "$bad" ] &&
-	   cmp -s "$entry" "$tmp/good-entry"; then
+	   cmp -s "$tmp/new-records" "$tmp/good-records"; then
 		ok "an entry damaged ($how) is ignored and replaced by a valid one; output unchanged"
 	else
 		notok "an entry damaged ($how): $bad; $(diff "$tmp/ref.off.out" "$tmp/$how.warm.out" | head -3) $(head -c 300 "$tmp/$how.warm.err")"

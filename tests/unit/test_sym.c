@@ -874,6 +874,38 @@ START_TEST(persistent_cache)
 		free(cold);
 		free(warm);
 	}
+	/*
+	 * A copy of the binary (another inode, an older time): the entry,
+	 * keyed by the original's status alone, misses and is rewritten with
+	 * the contents' fingerprint; then the copy and the original both hit,
+	 * the original by its contents.
+	 */
+	{
+		char cmd[512], copy[128];
+		const char *cbins[] = { copy, FIX "libfixture.so", NULL };
+		const char *prof = FIX "basic.pie.v4.profraw";
+		uint64_t c2, a2;
+
+		snprintf(cache, sizeof(cache), "%s/cache0/symbols", tmpdir);
+		snprintf(copy, sizeof(copy), "%s/copy.pie", tmpdir);
+		snprintf(cmd, sizeof(cmd), "cp " FIX "basic.pie '%s' && "
+			 "touch -d '1 hour ago' '%s'", copy, copy);
+		run(cmd);
+		off = cached_run(NULL, bins, NULL, prof, &cached, &addrs, &w);
+		cold = cached_run(cache, cbins, NULL, prof, &cached, &addrs, &w);
+		ck_assert_uint_lt(cached, addrs);
+		ck_assert_str_eq(cold, off);
+		free(cold);
+		cold = cached_run(cache, cbins, NULL, prof, &cached, &addrs, &w);
+		ck_assert_uint_eq(cached, addrs);
+		ck_assert_str_eq(cold, off);
+		warm = cached_run(cache, bins, NULL, prof, &c2, &a2, &w);
+		ck_assert_uint_eq(c2, a2);
+		ck_assert_str_eq(warm, off);
+		free(off);
+		free(cold);
+		free(warm);
+	}
 	remove_tmpdir();
 }
 END_TEST
