@@ -2223,6 +2223,12 @@ static bool from_cache(struct sym_ctx *ctx, struct sym_module *m, uint64_t a,
 	if (!m->cache.buf ||
 	    !sym_cache_find(&m->cache, a, &rec, ctx->scratch))
 		return false;
+	if (rec.why >= WHY_COUNT) {
+		/* Not written by these rules: drop the file (it is rewritten). */
+		sym_cache_file_release(&m->cache);
+		m->cache_dirty = true;
+		return false;
+	}
 	if (m->dwarf < 0)
 		m->dwarf = m->cache.has_dwarf;
 	if (!m->cache.has_dwarf)

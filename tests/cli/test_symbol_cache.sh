@@ -165,6 +165,15 @@ elif how == "other-build-id":         # a foreign entry under this name
 elif how == "other-fingerprint":      # made from other files
     b[64] ^= 1; b[84] ^= 1
     fix_crc()
+elif how == "unknown-reason":         # a why-unsymbolized code never used
+    for i in range(na):
+        if struct.unpack_from("<H", b, 112 + 16 * i + 12)[0] == 0:
+            break
+    else:
+        i = 0
+        struct.pack_into("<H", b, 112 + 12, 0)
+    b[112 + 16 * i + 14] = 0xf0
+    fix_crc()
 elif how == "version":
     struct.pack_into("<I", b, 8, 2)
     fix_crc()
@@ -173,7 +182,7 @@ PY
 }
 for how in truncated flipped empty garbage huge-counts frame-out-of-range \
 	   string-out-of-range unsorted unterminated deep other-build-id \
-	   other-fingerprint version; do
+	   other-fingerprint unknown-reason version; do
 	damage "$how"
 	run "$how" warm "$SHOW"
 	bad=$(check_entries "$entries")
