@@ -30,7 +30,12 @@ export MEMPROF_DATA="$BUILD/memprof-data" BUILD FIXTURES=tests/fixtures
 unset DEBUGINFOD_URLS
 passed=0 failed=0
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+# The symbol cache of every command run by the tests: a fresh one, so that
+# no test reads or writes the user's ~/.cache and no result depends on an
+# earlier run.  Tests of the cache itself make their own.
+XDG_CACHE_HOME=$(mktemp -d)
+export XDG_CACHE_HOME
+trap 'rm -f "$log"; rm -rf "$XDG_CACHE_HOME"' EXIT
 
 for t in "$BUILD"/tests/test_*; do
 	[ -x "$t" ] || continue

@@ -156,6 +156,9 @@ bool cli_sym_option(struct cli_sym *o, int c, const char *arg)
 	case OPT_KEEP_BAD_FRAMES:
 		o->keep_bad_frames = true;
 		return true;
+	case OPT_NO_SYMBOL_CACHE:
+		o->no_symbol_cache = true;
+		return true;
 	case OPT_MAX_INPUT_SIZE:
 		if (!cli_parse_size(arg, &o->max_input))
 			o->bad_max_input = arg;
@@ -188,6 +191,32 @@ int cli_sym_usage(const struct cli_command *cmd, const struct cli_sym *o)
 			       o->bad_max_input);
 }
 
+/*
+ * The symbol cache's directory, as the XDG base directory specification
+ * places caches: $XDG_CACHE_HOME, else ~/.cache (a relative
+ * $XDG_CACHE_HOME is ignored, as the specification says).  NULL when
+ * there is no home to put it in, or out of memory: then no cache.
+ */
+static char *symbol_cache_dir(void)
+{
+	static const char sub[] = "/memprof-data/symbols";
+	const char *base = getenv("XDG_CACHE_HOME"), *dot = "";
+	size_t n;
+	char *s;
+
+	if (!base || base[0] != '/') {
+		base = getenv("HOME");
+		dot = "/.cache";
+		if (!base || base[0] != '/')
+			return NULL;
+	}
+	n = strlen(base) + strlen(dot) + sizeof(sub);
+	s = malloc(n);
+	if (s)
+		snprintf(s, n, "%s%s%s", base, dot, sub);
+	return s;
+}
+
 int cli_sym_setup(struct cli_sym *o, struct sym_ctx *sym)
 {
 	struct sym_options opt = { 0 };
@@ -205,6 +234,8 @@ int cli_sym_setup(struct cli_sym *o, struct sym_ctx *sym)
 	opt.warn = o->nbinaries || o->strict ? print_warning : NULL;
 	opt.warn_arg = o;
 	opt.strict = o->strict;
+	if (!o->no_symbol_cache)
+		opt.cache_dir = o->cache_dir = symbol_cache_dir();
 	if (o->nalloc_globs) {
 		o->dm = malloc(sizeof(*o->dm));
 		if (!o->dm) {
@@ -231,6 +262,7 @@ void cli_sym_release(struct cli_sym *o)
 	free(o->binaries);
 	free(o->debug_dirs);
 	free(o->alloc_globs);
+	free(o->cache_dir);
 	sym_demangler_release(o->dm);
 	free(o->dm);
 	memset(o, 0, sizeof(*o));

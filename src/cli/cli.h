@@ -60,7 +60,7 @@ int cli_finish_stdout(int rc);
 enum {
 	OPT_BINARY = 0x100, OPT_DEBUG_DIR, OPT_STRICT, OPT_KEEP_RUNTIME,
 	OPT_ALLOC_FUNCTION, OPT_NO_DEMANGLE, OPT_MAX_INPUT_SIZE,
-	OPT_KEEP_BAD_FRAMES, OPT__NEXT
+	OPT_KEEP_BAD_FRAMES, OPT_NO_SYMBOL_CACHE, OPT__NEXT
 };
 #define CLI_SYM_LONGOPTS                                                  \
 	{ "binary", required_argument, NULL, OPT_BINARY },                \
@@ -69,7 +69,8 @@ enum {
 	{ "keep-runtime", no_argument, NULL, OPT_KEEP_RUNTIME },          \
 	{ "alloc-function", required_argument, NULL, OPT_ALLOC_FUNCTION }, \
 	{ "max-input-size", required_argument, NULL, OPT_MAX_INPUT_SIZE }, \
-	{ "keep-bad-frames", no_argument, NULL, OPT_KEEP_BAD_FRAMES }
+	{ "keep-bad-frames", no_argument, NULL, OPT_KEEP_BAD_FRAMES },    \
+	{ "no-symbol-cache", no_argument, NULL, OPT_NO_SYMBOL_CACHE }
 #define CLI_SYM_HELP                                                      \
 	"  --binary=PATH  an executable or shared library of the profiled\n" \
 	"                 process, matched by build id (repeatable)\n"       \
@@ -83,7 +84,10 @@ enum {
 	"  --max-input-size=SIZE  read no input (decompressed) larger than\n" \
 	"                 SIZE bytes (K, M, G, T suffixes; default 1G)\n" \
 	"  --keep-bad-frames  do not cut raw stacks at their first PC in no\n" \
-	"                 segment (garbage past code without frame pointers)\n"
+	"                 segment (garbage past code without frame pointers)\n" \
+	"  --no-symbol-cache  neither read nor write the symbol cache\n"     \
+	"                 ($XDG_CACHE_HOME/memprof-data/symbols, else\n"    \
+	"                 ~/.cache/memprof-data/symbols)\n"
 
 #include "symbolize/sym.h"
 
@@ -98,6 +102,8 @@ struct cli_sym {
 	struct sym_alloc_rules alloc;	/* what cli_sym_setup() made */
 	bool strict, keep_runtime;
 	bool keep_bad_frames;	/* --keep-bad-frames */
+	bool no_symbol_cache;	/* --no-symbol-cache */
+	char *cache_dir;	/* the symbol cache's directory, or NULL */
 	uint64_t max_input;	/* --max-input-size; 0: the default */
 	const char *bad_max_input;	/* an unreadable --max-input-size */
 	bool nomem;		/* an option could not be kept */

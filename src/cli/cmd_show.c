@@ -17,7 +17,7 @@ const struct cli_command cli_cmd_show = {
 		    "[--max-frames=N] "
 		    "[--sort=allocs|bytes|accesses|lifetime] [--binary=PATH]... "
 		    "[--debug-dir=DIR]... [--strict] [--keep-runtime] "
-		    "[--alloc-function=GLOB]... [--max-input-size=SIZE] [--keep-bad-frames] "
+		    "[--alloc-function=GLOB]... [--max-input-size=SIZE] [--keep-bad-frames] [--no-symbol-cache] "
 		    "[--no-demangle] [--function=NAME] [--stats] [--frame-table] "
 		    "FILE...",
 };

@@ -12,6 +12,7 @@
 #endif
 
 #include "sym.h"
+#include "sym_cache.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -22,10 +23,12 @@
 #include <sys/stat.h>
 #include <gelf.h>
 #include <limits.h>
+#include <sha1.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Clang and gcc put an inlined call's discriminator here; dwarf.h lacks it. */
@@ -36,6 +39,27 @@
 #define DEFAULT_DEBUG_DIR "/usr/lib/debug"
 /* Scope nests deeper than this (never seen) lose their outermost levels. */
 #define MAX_SCOPE_DEPTH 256
+
+/*
+ * Why an address is left unsymbolized: its debug information cannot be
+ * trusted.  A code, not a string, so that the symbol cache can store it.
+ */
+enum sym_why {
+	WHY_NONE,
+	WHY_UNIT_HEADER,
+	WHY_UNIT_VERSION,
+	WHY_LINE_TABLE,
+	WHY_NOT_TEXT,
+	WHY_COUNT
+};
+
+static const char *const why_text[WHY_COUNT] = {
+	[WHY_UNIT_HEADER] = "a compilation unit header libdw cannot read, "
+			    "such as one of an unknown DWARF version",
+	[WHY_UNIT_VERSION] = "a compilation unit of an unknown DWARF version",
+	[WHY_LINE_TABLE] = "a line table that does not read",
+	[WHY_NOT_TEXT] = "a name that is not text",
+};
 
 /* An executable PT_LOAD, to place the segments of v1/v2 profiles. */
 struct sym_load {
@@ -91,7 +115,7 @@ struct sym_cu {
 	bool built;
 	uint16_t version;	/* of the unit header */
 	bool checked;		/* by cu_trusted() */
-	const char *distrust;	/* why it cannot be trusted, or NULL */
+	uint8_t distrust;	/* why it cannot be trusted, or WHY_NONE */
 };
 
 /* A range of a CU, DWARF addresses; cu indexes sym_module.cus. */
@@ -130,9 +154,25 @@ struct sym_module {
 	bool from_debug_dir;
 	bool warned_nomatch;
 	bool warned_untrusted;	/* its DWARF was found corrupt, and said */
-	const char *distrust;	/* why none of its DWARF can be trusted */
+	bool warned_nodwarf;	/* "no DWARF" said */
+	uint8_t distrust;	/* why none of its DWARF can be trusted */
 	uint64_t untrusted;	/* addresses left unsymbolized for that */
 	int dwarf;		/* -1 not yet known, 0 none, 1 present */
+	bool dw_tried;		/* dwfl_module_getdwarf() called */
+	/*
+	 * The symbol cache (sym_cache.h): its file for this module, read on
+	 * the first lookup; the key it must carry; whether this run
+	 * symbolized addresses it lacks (then it is written at release).
+	 * The debug file the key was computed with, to check that libdwfl
+	 * used that one: device and inode, valid if pred_found.
+	 */
+	uint8_t cache_state;	/* CACHE_* */
+	bool cache_dirty;
+	bool pred_found;
+	dev_t pred_dev;
+	ino_t pred_ino;
+	struct sym_cache_key cache_key;
+	struct sym_cache_file cache;
 	Dwarf *dw;
 	Dwarf_Addr dwbias;	/* Dwfl address - DWARF address */
 	struct sym_cu *cus;	/* in .debug_info order */
@@ -162,9 +202,14 @@ struct sym_bid {
 
 struct sym_entry {
 	uint64_t addr;
-	int32_t module;
 	const struct sym_frames *fr;
+	int32_t module;
+	uint8_t why;		/* enum sym_why: why fr is empty */
 };
+
+#define CACHE_UNTRIED 0
+#define CACHE_OFF 1	/* no cache for this module (none, or no key) */
+#define CACHE_READ 2	/* key computed; cache.buf is the file, if valid */
 
 struct sym_str {
 	const char *s;
@@ -246,15 +291,21 @@ static void module_free(struct sym_module *m)
 	free(m->sym_sizeless);
 	free(m->secs);
 	free(m->xl);
+	sym_cache_file_release(&m->cache);
 	free(m->path);
 	free(m->dbgpath);
 	free(m);
 }
 
+static void cache_save(struct sym_ctx *ctx, int32_t module);
+
 void sym_release(struct sym_ctx *ctx)
 {
 	if (!ctx)
 		return;
+	if (ctx->opt.cache_dir)
+		for (size_t i = 0; i < ctx->nmods; i++)
+			cache_save(ctx, (int32_t)i);
 	for (size_t i = 0; i < ctx->nmods; i++)
 		module_free(ctx->mods[i]);
 	free(ctx->mods);
@@ -416,24 +467,18 @@ static int try_debug_file(Dwfl_Module *mod, const char *path,
 }
 
 /*
- * libdwfl's find_debuginfo: by build id in the debug directories, then by
- * .gnu_debuglink.  Not dwfl_standard_find_debuginfo: that one falls back
- * to debuginfod, i.e. the network, whenever DEBUGINFOD_URLS is set.
+ * The file named by .gnu_debuglink DEBUGLINK of FILE_NAME: next to it, in
+ * its .debug/ directory, or under each debug directory of DBGPATH.  Open,
+ * its name in *FOUND; -1 if none.
  */
-static int find_debuginfo(Dwfl_Module *mod, void **userdata,
-			  const char *modname, Dwarf_Addr base,
+static int debuglink_find(Dwfl_Module *mod, const char *dbgpath,
 			  const char *file_name, const char *debuglink,
 			  GElf_Word crc, char **found)
 {
-	struct sym_module *m = *userdata;
 	char dir[PATH_MAX], real[PATH_MAX], path[PATH_MAX];
 	const char *slash, *d, *end;
 	int fd;
 
-	fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base,
-					  file_name, debuglink, crc, found);
-	if (fd >= 0 || !debuglink || !file_name || !m)
-		return fd;
 	slash = strrchr(file_name, '/');
 	if (!slash)
 		path_fmt(dir, sizeof(dir), ".");
@@ -447,7 +492,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata,
 		return fd;
 	if (!realpath(dir, real))
 		return -1;
-	for (d = m->dbgpath; d && *d; d = *end ? end + 1 : end) {
+	for (d = dbgpath; d && *d; d = *end ? end + 1 : end) {
 		end = strchr(d, ':');
 		if (!end)
 			end = d + strlen(d);
@@ -458,6 +503,27 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata,
 			return fd;
 	}
 	return -1;
+}
+
+/*
+ * libdwfl's find_debuginfo: by build id in the debug directories, then by
+ * .gnu_debuglink.  Not dwfl_standard_find_debuginfo: that one falls back
+ * to debuginfod, i.e. the network, whenever DEBUGINFOD_URLS is set.
+ */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata,
+			  const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink,
+			  GElf_Word crc, char **found)
+{
+	struct sym_module *m = *userdata;
+	int fd;
+
+	fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base,
+					  file_name, debuglink, crc, found);
+	if (fd >= 0 || !debuglink || !file_name || !m)
+		return fd;
+	return debuglink_find(mod, m->dbgpath, file_name, debuglink, crc,
+			      found);
 }
 
 /* We always hand libdwfl the file; it never has to look for one. */
@@ -1298,8 +1364,7 @@ static bool index_cus(struct sym_module *m)
 	/* A unit header libdw cannot read (an unknown version, a length
 	 * past the section) hides every unit after it. */
 	if (r < 0)
-		m->distrust = "a compilation unit header libdw cannot read, "
-			      "such as one of an unknown DWARF version";
+		m->distrust = WHY_UNIT_HEADER;
 	if (m->ncur > 1)
 		qsort(m->cur, m->ncur, sizeof(*m->cur), cu_range_cmp);
 	return true;
@@ -1342,19 +1407,28 @@ static struct sym_cu *find_cu(struct sym_module *m, uint64_t a)
 	return NULL;
 }
 
+/* Say once per module that it has no DWARF. */
+static void no_dwarf(struct sym_ctx *ctx, struct sym_module *m)
+{
+	if (m->warned_nodwarf)
+		return;
+	m->warned_nodwarf = true;
+	warn(ctx, "no DWARF in '%s'; using ELF symbols", m->path);
+}
+
 static bool module_has_dwarf(struct sym_ctx *ctx, struct sym_module *m,
 			     bool *nomem)
 {
-	if (m->dwarf < 0) {
+	if (!m->dw_tried) {
+		m->dw_tried = true;
 		m->dw = dwfl_module_getdwarf(m->mod, &m->dwbias);
 		m->dwarf = m->dw != NULL;
 		if (!m->dwarf)
-			warn(ctx, "no DWARF in '%s'; using ELF symbols",
-			     m->path);
+			no_dwarf(ctx, m);
 		else if (!index_cus(m))
 			*nomem = true;
 	}
-	return m->dwarf;
+	return m->dw != NULL;
 }
 
 /* ---- every function's name ---- */
@@ -1759,7 +1833,7 @@ static bool is_text(const char *s)
  * on would give garbage names or lose lines silently.  *WHY gets the
  * reason when not.
  */
-static bool cu_trusted(struct sym_cu *cu, const char **why)
+static bool cu_trusted(struct sym_cu *cu, uint8_t *why)
 {
 	Dwarf_Attribute attr;
 	Dwarf_Lines *lines;
@@ -1768,26 +1842,25 @@ static bool cu_trusted(struct sym_cu *cu, const char **why)
 	if (!cu->checked) {
 		cu->checked = true;
 		if (cu->version < 2 || cu->version > 5)
-			cu->distrust = "a compilation unit of an unknown DWARF "
-				       "version";
+			cu->distrust = WHY_UNIT_VERSION;
 		else if (dwarf_attr(&cu->die, DW_AT_stmt_list, &attr) &&
 			 dwarf_getsrclines(&cu->die, &lines, &nlines) != 0)
-			cu->distrust = "a line table that does not read";
+			cu->distrust = WHY_LINE_TABLE;
 	}
 	*why = cu->distrust;
 	return !cu->distrust;
 }
 
 /* Say once per module that its DWARF is corrupt, and why. */
-static void distrust(struct sym_ctx *ctx, struct sym_module *m,
-		     const char *why)
+static void distrust(struct sym_ctx *ctx, struct sym_module *m, uint8_t why)
 {
 	m->untrusted++;
 	if (m->warned_untrusted)
 		return;
 	m->warned_untrusted = true;
 	warn(ctx, "the debug information of '%s' cannot be trusted (%s): "
-	     "the frames it would name stay unsymbolized", m->path, why);
+	     "the frames it would name stay unsymbolized", m->path,
+	     why < WHY_COUNT && why_text[why] ? why_text[why] : "?");
 }
 
 /* The line-table row of DWARF address A in CU, as a frame without function. */
@@ -1844,7 +1917,8 @@ static struct sym_frame call_loc(struct sym_ctx *ctx, struct sym_cu *cu,
  * contains.
  */
 static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
-		      Dwarf_Addr da, size_t *nout, bool *from_symtab)
+		      Dwarf_Addr da, size_t *nout, bool *from_symtab,
+		      uint8_t *why)
 {
 	const struct sym_scope *nodes[MAX_SCOPE_DEPTH];
 	struct sym_frame loc, f;
@@ -1852,7 +1926,7 @@ static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
 	const struct sym_range *r;
 	struct sym_cu *cu = NULL;
 	Dwarf_Attribute attr;
-	const char *comp_dir, *name, *why;
+	const char *comp_dir, *name;
 	size_t n = 0, depth = 0;
 	bool nomem = false;
 	uint64_t a;
@@ -1860,20 +1934,22 @@ static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
 
 	*nout = 0;
 	*from_symtab = false;
+	*why = WHY_NONE;
 	if (module_has_dwarf(ctx, m, &nomem))
 		cu = find_cu(m, da - m->dwbias);
 	if (nomem)
 		return false;
 	if (m->distrust) {
-		distrust(ctx, m, m->distrust);
+		*why = m->distrust;
+		distrust(ctx, m, *why);
 		return true;		/* no frame: unsymbolized */
 	}
 	if (!cu) {
 		*from_symtab = true;
 		return symtab_frame(ctx, m, da, nout);
 	}
-	if (!cu_trusted(cu, &why)) {
-		distrust(ctx, m, why);
+	if (!cu_trusted(cu, why)) {
+		distrust(ctx, m, *why);
 		return true;		/* no frame: unsymbolized */
 	}
 	a = da - m->dwbias;
@@ -1911,7 +1987,8 @@ static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
 		f = loc;
 		name = die_name(&die);
 		if ((name && !is_text(name)) || (f.file && !is_text(f.file))) {
-			distrust(ctx, m, "a name that is not text");
+			*why = WHY_NOT_TEXT;
+			distrust(ctx, m, *why);
 			*nout = 0;
 			return true;
 		}
@@ -1929,7 +2006,339 @@ static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
 	return !nomem;
 }
 
-/* ---- the cache ----------------------------------------------------------- */
+/* ---- the persistent symbol cache ----------------------------------------- */
+
+/*
+ * What the answers for a module depend on, and so what its cache entry is
+ * keyed by besides the build id (sym_cache.h has the file): the file the
+ * module was opened from (a binary, or a debug file found by build id),
+ * the separate debug file libdwfl would be given for it (or that there is
+ * none), libdw's version and the version of the rules of this file.  The
+ * files count by their contents (SHA-1), so that a copy of a binary hits
+ * the same entry and a stripped or patched one with the same build id
+ * does not; a debug file installed or removed after an entry was written
+ * changes the key, and the entry is replaced.  Hashing the contents costs
+ * about 1 ms per MB, so the entry also keeps the files' status (device,
+ * inode, size, modification and change times): when that is unchanged,
+ * so are the contents, and nothing is hashed.  A file changed less than
+ * two seconds before is not trusted by its status (times have coarse
+ * granularity): its status is not recorded.  An entry written where there
+ * was none is keyed by the status alone (all-zero content fingerprint,
+ * which no contents match), sparing the cold run the hashing.
+ */
+/* Change it whenever symbolize() may answer differently: old entries go. */
+#define SYM_RULES "memprof-data sym 1"
+
+static void fp_mix(uint64_t h[2], const void *p, size_t n)
+{
+	h[0] = mp_hash_bytes(p, n, h[0]);
+	h[1] = mp_hash_bytes(p, n, h[1] ^ 0x2545f4914f6cdd1dULL);
+}
+
+/* Mix a file's status into H; *TOO_NEW if it changed very recently. */
+static void stat_mix(uint64_t h[2], const struct stat *st, time_t now,
+		     bool *too_new)
+{
+	uint64_t v[7] = { st->st_dev, st->st_ino, (uint64_t)st->st_size,
+			  (uint64_t)st->st_mtim.tv_sec, (uint64_t)st->st_mtim.tv_nsec,
+			  (uint64_t)st->st_ctim.tv_sec, (uint64_t)st->st_ctim.tv_nsec };
+
+	fp_mix(h, v, sizeof(v));
+	if (st->st_mtim.tv_sec >= now - 2 || st->st_ctim.tv_sec >= now - 2)
+		*too_new = true;
+}
+
+/* Hash the contents of FD, then its length, into SHA; false on error. */
+static bool content_mix(SHA1_CTX *sha, int fd)
+{
+	unsigned char buf[65536], len[8];
+	uint64_t off = 0;
+	ssize_t n;
+
+	while ((n = pread(fd, buf, sizeof(buf), (off_t)off)) > 0) {
+		SHA1Update(sha, buf, (size_t)n);
+		off += (uint64_t)n;
+	}
+	mp_put_le64(len, off);
+	SHA1Update(sha, len, sizeof(len));
+	return n == 0;
+}
+
+/* The rules, libdw's version and the build id, into either fingerprint. */
+static void rules_mix(void (*mix)(void *arg, const void *p, size_t n),
+		      void *arg, const struct sym_module *m)
+{
+	const char *ver = dwfl_version(NULL);
+
+	mix(arg, SYM_RULES, sizeof(SYM_RULES));
+	if (ver)
+		mix(arg, ver, strlen(ver) + 1);
+	mix(arg, m->build_id, m->build_id_size);
+}
+
+static void mix_stat(void *arg, const void *p, size_t n)
+{
+	fp_mix(arg, p, n);
+}
+
+static void mix_sha(void *arg, const void *p, size_t n)
+{
+	SHA1Update(arg, p, n);
+}
+
+/*
+ * The separate debug file find_debuginfo() would give libdwfl for M, open,
+ * or -1: the first file DIR/.build-id/xx/rest.debug that opens, if its
+ * build id is M's (libdwfl tries no further directory after one that
+ * opens), else the .gnu_debuglink search.
+ */
+static int predict_debug_file(struct sym_module *m, Elf *elf)
+{
+	char hex[2 * RAW_BUILD_ID_MAX + 1], path[PATH_MAX];
+	const char *d, *end, *link;
+	char *found = NULL;
+	GElf_Word crc;
+	int fd;
+
+	if (m->build_id_size >= 3) {
+		mp_hex(m->build_id, m->build_id_size, hex, sizeof(hex));
+		for (d = m->dbgpath; d && *d; d = *end ? end + 1 : end) {
+			end = strchr(d, ':');
+			if (!end)
+				end = d + strlen(d);
+			if (*d == '+' || *d == '-')
+				d++;
+			if (d >= end || *d != '/' ||
+			    !path_fmt(path, sizeof(path), "%.*s/.build-id/%.2s/%s.debug",
+				      (int)(end - d), d, hex, hex + 2))
+				continue;
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			if (debug_file_matches(m->mod, fd, 0))
+				return fd;
+			close(fd);
+			break;
+		}
+	}
+	link = elf ? dwelf_elf_gnu_debuglink(elf, &crc) : NULL;
+	if (!link)
+		return -1;
+	fd = debuglink_find(m->mod, m->dbgpath, m->path, link, crc, &found);
+	free(found);
+	return fd;
+}
+
+/*
+ * On M's first lookup: its key, and its cache file if there is one whose
+ * fingerprints match.  FD[0] is the module's file, FD[1] its separate
+ * debug file or -1.
+ */
+static void cache_open(struct sym_ctx *ctx, struct sym_module *m)
+{
+	struct sym_cache_key *key = &m->cache_key;
+	uint64_t h[2] = { 0x6d656d70726f6631ULL, 0x73796d6361636865ULL };
+	struct stat st[2];
+	bool too_new = false, have;
+	time_t now = time(NULL);
+	GElf_Addr bias;
+	int fd[2] = { -1, -1 };
+	SHA1_CTX sha;
+
+	m->cache_state = CACHE_OFF;
+	if (!m->build_id_size)
+		return;
+	fd[0] = open(m->path, O_RDONLY | O_CLOEXEC);
+	if (fd[0] < 0 || fstat(fd[0], &st[0]) != 0)
+		goto out;
+	fd[1] = predict_debug_file(m, dwfl_module_getelf(m->mod, &bias));
+	if (fd[1] >= 0 && fstat(fd[1], &st[1]) != 0)
+		goto out;
+	m->pred_found = fd[1] >= 0;
+	if (m->pred_found) {
+		m->pred_dev = st[1].st_dev;
+		m->pred_ino = st[1].st_ino;
+	}
+	key->build_id = m->build_id;
+	key->build_id_size = m->build_id_size;
+	rules_mix(mix_stat, h, m);
+	stat_mix(h, &st[0], now, &too_new);
+	if (fd[1] >= 0)
+		stat_mix(h, &st[1], now, &too_new);
+	else
+		fp_mix(h, "no debug file", 13);
+	memset(key->stat, 0, sizeof(key->stat));
+	if (!too_new)
+		memcpy(key->stat, h, sizeof(key->stat));
+	have = sym_cache_read(ctx->opt.cache_dir, key, &m->cache);
+	memset(key->content, 0, sizeof(key->content));
+	if (have && !too_new &&
+	    memcmp(m->cache.stat, key->stat, sizeof(key->stat)) == 0) {
+		/* The same files as when the entry was written. */
+		memcpy(key->content, m->cache.content, sizeof(key->content));
+	} else if (!have && !too_new) {
+		/*
+		 * No entry: the new one is keyed by status alone, which spares
+		 * a cold run the hashing; a run that finds the status changed
+		 * hashes the contents, misses, and writes both.
+		 */
+	} else {
+		SHA1Init(&sha);
+		rules_mix(mix_sha, &sha, m);
+		if (!content_mix(&sha, fd[0]) ||
+		    (fd[1] >= 0 && !content_mix(&sha, fd[1]))) {
+			sym_cache_file_release(&m->cache);
+			goto out;
+		}
+		if (fd[1] < 0)
+			SHA1Update(&sha, (const uint8_t *)"no debug file", 13);
+		SHA1Final(key->content, &sha);
+		if (have && memcmp(m->cache.content, key->content,
+				   sizeof(key->content)) != 0)
+			sym_cache_file_release(&m->cache);
+		else if (have && !too_new)
+			m->cache_dirty = true;	/* record the files' status */
+	}
+	m->cache_state = CACHE_READ;
+	if (m->cache.buf &&
+	    !MP_GROW(ctx->scratch, ctx->ascratch, SYM_CACHE_MAX_FRAMES))
+		sym_cache_file_release(&m->cache);
+out:
+	for (int i = 0; i < 2; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+}
+
+/*
+ * The answer for ELF address A of M from its cache file, into
+ * ctx->scratch as symbolize() leaves it, with the warnings symbolize()
+ * would give.  False if the file does not have A; *NOMEM on failure.
+ */
+static bool from_cache(struct sym_ctx *ctx, struct sym_module *m, uint64_t a,
+		       size_t *nout, bool *from_symtab, uint8_t *why,
+		       bool *nomem)
+{
+	struct sym_cache_rec rec;
+
+	if (!m->cache.buf ||
+	    !sym_cache_find(&m->cache, a, &rec, ctx->scratch))
+		return false;
+	if (rec.why >= WHY_COUNT) {
+		/* Not written by these rules: drop the file (it is rewritten). */
+		sym_cache_file_release(&m->cache);
+		m->cache_dirty = true;
+		return false;
+	}
+	if (m->dwarf < 0)
+		m->dwarf = m->cache.has_dwarf;
+	if (!m->cache.has_dwarf)
+		no_dwarf(ctx, m);
+	if (rec.why)
+		distrust(ctx, m, rec.why);
+	for (uint32_t k = 0; k < rec.n; k++) {
+		struct sym_frame *f = &ctx->scratch[k];
+
+		f->runtime = f->alloc_lib = false;
+		f->file = intern_file(ctx, f->file, NULL, &f->runtime, nomem);
+		f->function = intern_fn(ctx, f->function, f, nomem);
+	}
+	*nout = rec.n;
+	*from_symtab = rec.from_symtab;
+	*why = rec.why;
+	return true;
+}
+
+struct cache_item {
+	uint64_t addr;
+	uint32_t entry;
+};
+
+static int cache_item_cmp(const void *a, const void *b)
+{
+	const struct cache_item *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/*
+ * Did libdwfl read the debug file M's key was computed with?  It names
+ * the separate debug file it used, if any; the key's one must be that.
+ * And answers read through a dwz alternate file (.gnu_debugaltlink)
+ * depend on one more file: such modules are not cached.
+ */
+static bool key_held(struct sym_module *m)
+{
+	const char *debugfile = NULL, *alt;
+	const void *altid;
+	struct stat st;
+
+	if (m->dw && dwelf_dwarf_gnu_debugaltlink(m->dw, &alt, &altid) > 0)
+		return false;
+	dwfl_module_info(m->mod, NULL, NULL, NULL, NULL, NULL, NULL,
+			 &debugfile);
+	if (!debugfile)
+		return true;
+	return m->pred_found && stat(debugfile, &st) == 0 &&
+	       st.st_dev == m->pred_dev && st.st_ino == m->pred_ino;
+}
+
+/*
+ * Write the cache entry of module MODULE if this run symbolized addresses
+ * its file lacked: every address of the file and of this run.  Failure
+ * (a read-only or full disk, no memory) only leaves the entry as it was.
+ */
+static void cache_save(struct sym_ctx *ctx, int32_t module)
+{
+	struct sym_module *m = ctx->mods[module];
+	struct sym_cache_rec *recs = NULL, old;
+	struct sym_frame *oldf = NULL;
+	struct cache_item *items = NULL;
+	size_t nitems = 0, nrecs = 0, of = 0, k = 0;
+	struct mp_err err;
+
+	if (!m->cache_dirty || m->dwarf < 0 || !key_held(m))
+		return;
+	for (size_t i = 0; i < ctx->nentries; i++)
+		nitems += ctx->entries[i].module == module;
+	items = malloc(nitems * sizeof(*items) + 1);
+	recs = malloc((nitems + m->cache.naddrs) * sizeof(*recs) + 1);
+	oldf = malloc((size_t)m->cache.nframes * sizeof(*oldf) + 1);
+	if (!items || !recs || !oldf)
+		goto out;
+	nitems = 0;
+	for (size_t i = 0; i < ctx->nentries; i++)
+		if (ctx->entries[i].module == module)
+			items[nitems++] = (struct cache_item){
+				ctx->entries[i].addr, (uint32_t)i };
+	qsort(items, nitems, sizeof(*items), cache_item_cmp);
+	/* Merge the two sorted lists; an address in both is the same answer. */
+	for (uint32_t i = 0; i < m->cache.naddrs || k < nitems;) {
+		if (i < m->cache.naddrs)
+			sym_cache_get(&m->cache, i, &old, oldf + of);
+		if (k < nitems && (i >= m->cache.naddrs || items[k].addr <= old.addr)) {
+			const struct sym_entry *e = &ctx->entries[items[k].entry];
+
+			recs[nrecs++] = (struct sym_cache_rec){
+				e->addr, e->fr->f, e->fr->n, e->fr->from_symtab,
+				e->why };
+			if (i < m->cache.naddrs && items[k].addr == old.addr)
+				i++;
+			k++;
+		} else {
+			recs[nrecs++] = old;
+			of += old.n;
+			i++;
+		}
+	}
+	sym_cache_write(ctx->opt.cache_dir, &m->cache_key, m->dwarf > 0, recs,
+			nrecs, &err);
+out:
+	free(items);
+	free(recs);
+	free(oldf);
+}
+
+/* ---- the answers in memory ------------------------------------------------ */
 
 static uint64_t entry_hash(int32_t module, uint64_t addr)
 {
@@ -1954,7 +2363,8 @@ enum mp_errcode sym_lookup(struct sym_ctx *ctx, int32_t module, uint64_t addr,
 	uint64_t h;
 	uint32_t i;
 	size_t n, bytes;
-	bool from_symtab;
+	bool from_symtab, cached = false, nomem = false;
+	uint8_t why;
 
 	*out = &no_frames;
 	if (module < 0)
@@ -1974,8 +2384,17 @@ enum mp_errcode sym_lookup(struct sym_ctx *ctx, int32_t module, uint64_t addr,
 		return mp_fail(err, MP_E_NOMEM, NULL);
 
 	m = ctx->mods[module];
-	if (!symbolize(ctx, m, addr + m->bias, &n, &from_symtab))
+	if (ctx->opt.cache_dir && m->cache_state == CACHE_UNTRIED)
+		cache_open(ctx, m);
+	if (m->cache_state == CACHE_READ)
+		cached = from_cache(ctx, m, addr, &n, &from_symtab, &why, &nomem);
+	if (nomem || (!cached &&
+		      !symbolize(ctx, m, addr + m->bias, &n, &from_symtab, &why)))
 		return mp_fail(err, MP_E_NOMEM, NULL);
+	if (cached)
+		ctx->stats.cached++;
+	else if (m->cache_state == CACHE_READ)
+		m->cache_dirty = true;
 	if (!mp_mul(n, sizeof(struct sym_frame), &bytes) ||
 	    !(fr = mp_arena_alloc(&ctx->arena, sizeof(*fr))) ||
 	    (n && !(fr->f = mp_arena_memdup(&ctx->arena, ctx->scratch, bytes))))
@@ -1989,7 +2408,8 @@ enum mp_errcode sym_lookup(struct sym_ctx *ctx, int32_t module, uint64_t addr,
 	else if (n && fr->f[0].function)
 		m->symtab_only++;
 	ctx->stats.addrs++;
-	ctx->entries[ctx->nentries++] = (struct sym_entry){ addr, module, fr };
+	ctx->entries[ctx->nentries++] = (struct sym_entry){
+		.addr = addr, .fr = fr, .module = module, .why = why };
 	*out = fr;
 	return MP_OK;
 }

@@ -72,6 +72,27 @@
  * address, 40 per frame and the interned strings (sym_get_stats().memory);
  * libdw's own caches come on top.
  *
+ * Symbol cache.  With opt.cache_dir, the answers for a module's addresses
+ * are kept across runs in CACHE_DIR/<build id in hex>, one file per module
+ * (format in sym_cache.h), read on the module's first lookup: an address
+ * the file has costs a binary search and no DWARF is opened; the DWARF is
+ * read only for addresses it lacks, and sym_release() then rewrites the
+ * file with the addresses of both.  The answers are the same, frame for
+ * frame, warnings included, with and without the cache.  An entry is
+ * keyed by the build id and fingerprints of what the answers depend on:
+ * the contents of the module's file and of the separate debug file that
+ * would be found for it (SHA-1: a copy of a binary hits, a stripped or
+ * patched one, or a debug file installed later, does not), libdw's
+ * version and this module's rules, with the files' status (inode, size,
+ * times) sparing the hashing while they are unchanged (a new entry has
+ * the status alone, so a cold run hashes nothing); a file whose key,
+ * checksum or any field does not hold is ignored and replaced.  Files are written to a temporary
+ * and renamed, so concurrent runs leave whole files (the last one wins).
+ * A cache that cannot be read or written (a read-only directory, a full
+ * disk) only costs the DWARF work: nothing fails, nothing is said.
+ * Modules without build id, or whose DWARF uses a dwz alternate file,
+ * are not cached.
+ *
  * Ownership.  Every string and frame array handed out (sym_frames,
  * sym_module_info, sym_pretty_name) is owned by the context and stays valid,
  * unchanged, until sym_release().  The context is used from one thread.
@@ -127,6 +148,11 @@ struct sym_options {
 	/* The program's own allocation wrappers, runtime frames too; may be
 	 * NULL; must outlive the context. */
 	const struct sym_alloc_rules *alloc;
+	/*
+	 * The persistent symbol cache's directory (see "Symbol cache"
+	 * above), or NULL for none; must outlive the context.
+	 */
+	const char *cache_dir;
 };
 
 /* One logical frame: a function, or a function inlined into its caller. */
@@ -185,6 +211,7 @@ struct sym_stats {
 	uint64_t unmapped;	/* ... whose PC lies in no segment */
 	uint64_t no_binary;	/* ... whose segment has no binary */
 	uint64_t addrs;		/* distinct (module, address) symbolized */
+	uint64_t cached;	/* ... of which read from the symbol cache */
 	uint64_t memory;	/* bytes the context holds for them */
 	uint32_t nmodules;
 };
@@ -222,7 +249,11 @@ struct sym_ctx {
 
 /* Set up CTX with OPT (copied; NULL = defaults).  Allocates nothing. */
 void sym_init(struct sym_ctx *ctx, const struct sym_options *opt);
-/* Free everything CTX holds; accepts an initialized or zeroed struct. */
+/*
+ * Free everything CTX holds; accepts an initialized or zeroed struct.
+ * With opt.cache_dir, first writes the symbol cache entries of modules
+ * with addresses their entry lacked (errors ignored: it is a cache).
+ */
 void sym_release(struct sym_ctx *ctx);
 
 /*

@@ -780,6 +780,187 @@ START_TEST(build_id_debug_dir)
 }
 END_TEST
 
+/* ---- the persistent symbol cache ----------------------------------------- */
+
+/* Every frame of every context of PROFILE, as text, into a new string. */
+static char *all_frames(struct sym_ctx *sym, const char *profile)
+{
+	const struct sym_frame *fr[MAX_FRAMES];
+	int32_t mods[MAX_FRAMES];
+	struct raw_file rf;
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&buf, &size);
+
+	ck_assert_ptr_nonnull(f);
+	load(&rf, profile);
+	for (size_t i = 0; i < rf.ncontexts; i++) {
+		size_t n = frames_of(sym, &rf, &rf.contexts[i], fr, mods);
+
+		for (size_t k = 0; k < n; k++)
+			if (!fr[k])
+				fprintf(f, "%d ?\n", mods[k]);
+			else
+				fprintf(f, "%d %s %s %u:%u d%u s%u i%d r%d l%d\n",
+					mods[k], fr[k]->function ? fr[k]->function : "-",
+					fr[k]->file ? fr[k]->file : "-", fr[k]->line,
+					fr[k]->column, fr[k]->discriminator,
+					fr[k]->start_line, fr[k]->inlined,
+					fr[k]->runtime, fr[k]->alloc_lib);
+		fprintf(f, "--\n");
+	}
+	raw_file_release(&rf);
+	fclose(f);
+	return buf;
+}
+
+/*
+ * Symbolize every frame of PROFILE with BINS (NULL-terminated) and cache
+ * directory CACHE (NULL: none); *CACHED gets how many addresses came from
+ * the cache, *ADDRS how many were looked up, *W the warnings.
+ */
+static char *cached_run(const char *cache, const char *const *bins,
+			const char *debug_dir, const char *profile,
+			uint64_t *cached, uint64_t *addrs, struct warnings *w)
+{
+	struct sym_options opt = { .warn = collect, .warn_arg = w,
+				   .no_default_debug_dir = debug_dir != NULL,
+				   .cache_dir = cache };
+	struct mp_err err = { 0 };
+	struct sym_stats st;
+	struct sym_ctx sym;
+	char *text;
+
+	memset(w, 0, sizeof(*w));
+	sym_init(&sym, &opt);
+	if (debug_dir)
+		ck_assert_int_eq(sym_add_debug_dir(&sym, debug_dir, &err), MP_OK);
+	for (size_t i = 0; bins[i]; i++)
+		add(&sym, bins[i]);
+	text = all_frames(&sym, profile);
+	sym_get_stats(&sym, &st);
+	*cached = st.cached;
+	*addrs = st.addrs;
+	sym_release(&sym);
+	return text;
+}
+
+START_TEST(persistent_cache)
+{
+	static const char *const bins[] = { FIX "basic.pie", FIX "libfixture.so", NULL };
+	static const char *const cxx[] = { FIX "cxx.pie", NULL };
+	char cache[128], *off, *cold, *warm;
+	uint64_t cached, addrs;
+	struct warnings w;
+
+	make_tmpdir();
+	for (int k = 0; k < 2; k++) {
+		const char *const *b = k ? cxx : bins;
+		const char *prof = k ? FIX "cxx.v4.profraw" : FIX "basic.pie.v4.profraw";
+
+		/* A cache of its own: both programs share libc's entry. */
+		snprintf(cache, sizeof(cache), "%s/cache%d/symbols", tmpdir, k);
+
+		off = cached_run(NULL, b, NULL, prof, &cached, &addrs, &w);
+		ck_assert_uint_eq(cached, 0);
+		cold = cached_run(cache, b, NULL, prof, &cached, &addrs, &w);
+		ck_assert_uint_eq(cached, 0);
+		ck_assert_str_eq(cold, off);
+		warm = cached_run(cache, b, NULL, prof, &cached, &addrs, &w);
+		ck_assert_uint_gt(addrs, 0);
+		ck_assert_uint_eq(cached, addrs);	/* no DWARF read */
+		ck_assert_str_eq(warm, off);
+		free(off);
+		free(cold);
+		free(warm);
+	}
+	/*
+	 * A copy of the binary (another inode, an older time): the entry,
+	 * keyed by the original's status alone, misses and is rewritten with
+	 * the contents' fingerprint; then the copy and the original both hit,
+	 * the original by its contents.
+	 */
+	{
+		char cmd[512], copy[128];
+		const char *cbins[] = { copy, FIX "libfixture.so", NULL };
+		const char *prof = FIX "basic.pie.v4.profraw";
+		uint64_t c2, a2;
+
+		snprintf(cache, sizeof(cache), "%s/cache0/symbols", tmpdir);
+		snprintf(copy, sizeof(copy), "%s/copy.pie", tmpdir);
+		snprintf(cmd, sizeof(cmd), "cp " FIX "basic.pie '%s' && "
+			 "touch -d '1 hour ago' '%s'", copy, copy);
+		run(cmd);
+		off = cached_run(NULL, bins, NULL, prof, &cached, &addrs, &w);
+		cold = cached_run(cache, cbins, NULL, prof, &cached, &addrs, &w);
+		ck_assert_uint_lt(cached, addrs);
+		ck_assert_str_eq(cold, off);
+		free(cold);
+		cold = cached_run(cache, cbins, NULL, prof, &cached, &addrs, &w);
+		ck_assert_uint_eq(cached, addrs);
+		ck_assert_str_eq(cold, off);
+		warm = cached_run(cache, bins, NULL, prof, &c2, &a2, &w);
+		ck_assert_uint_eq(c2, a2);
+		ck_assert_str_eq(warm, off);
+		free(off);
+		free(cold);
+		free(warm);
+	}
+	remove_tmpdir();
+}
+END_TEST
+
+/*
+ * A stripped binary symbolizes from its symbol table, and that answer is
+ * cached; once its debug file is installed, the entry no longer holds and
+ * the frames come from the DWARF.
+ */
+START_TEST(persistent_cache_debug_file_later)
+{
+	const char *bins[2] = { NULL, NULL };
+	char cmd[2048], cache[128], bin[128], dir[128], hex[80], *text;
+	uint64_t cached, addrs;
+	struct warnings w;
+	struct sym_ctx sym;
+
+	make_tmpdir();
+	init(&sym, &w, false, false);
+	add(&sym, FIX "basic.pie");
+	hex_of(&sym, 0, hex, sizeof(hex));
+	sym_release(&sym);
+	snprintf(cache, sizeof(cache), "%s/cache", tmpdir);
+	snprintf(dir, sizeof(dir), "%s/dbg", tmpdir);
+	snprintf(bin, sizeof(bin), "%s/basic.pie", tmpdir);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/.build-id/%.2s' && "
+		 "objcopy --strip-debug " FIX "basic.pie '%s'",
+		 dir, hex, bin);
+	run(cmd);
+	bins[0] = bin;
+	for (int k = 0; k < 2; k++) {
+		text = cached_run(cache, bins, dir, FIX "basic.pie.v4.profraw",
+				  &cached, &addrs, &w);
+		ck_assert_ptr_nonnull(strstr(text, " hot_alloc - 0:0 "));
+		ck_assert_ptr_null(strstr(text, "basic.c"));
+		ck_assert_uint_eq(cached, k ? addrs : 0);
+		/* The warning is said from the cache too. */
+		ck_assert_int_eq(count_warn(&w, "no DWARF in '", "basic.pie'; using ELF symbols"), 1);
+		free(text);
+	}
+	snprintf(cmd, sizeof(cmd), "objcopy --only-keep-debug " FIX "basic.pie "
+		 "'%s/.build-id/%.2s/%s.debug'", dir, hex, hex + 2);
+	run(cmd);
+	for (int k = 0; k < 2; k++) {
+		text = cached_run(cache, bins, dir, FIX "basic.pie.v4.profraw",
+				  &cached, &addrs, &w);
+		ck_assert_ptr_nonnull(strstr(text, " hot_alloc /fixtures/src/basic.c 26:15 "));
+		ck_assert_uint_eq(cached, k ? addrs : 0);
+		ck_assert_int_eq(count_warn(&w, "no DWARF", NULL), 0);
+		free(text);
+	}
+	remove_tmpdir();
+}
+END_TEST
+
 /* ---- the runtime rule, demangling ---------------------------------------- */
 
 START_TEST(runtime_rule)
@@ -911,6 +1092,8 @@ static Suite *sym_suite(void)
 	tcase_add_test(t, stripped_binary);
 	tcase_add_test(t, debuglink);
 	tcase_add_test(t, build_id_debug_dir);
+	tcase_add_test(t, persistent_cache);
+	tcase_add_test(t, persistent_cache_debug_file_later);
 	tcase_add_test(t, runtime_rule);
 	tcase_add_test(t, user_start);
 	tcase_add_test(t, demangle);
