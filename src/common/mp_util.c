@@ -76,14 +76,17 @@ static void *arena_take(struct mp_arena *a, size_t size, bool zero)
 			: a->total < ARENA_BLOCK_MAX ? a->total : ARENA_BLOCK_MAX;
 
 		bsize = rounded > grown ? rounded : grown;
-		if (bsize > SIZE_MAX - sizeof(*b))
+		if (bsize > SIZE_MAX - sizeof(*b) - HUGE_PAGE)
 			return NULL;
-		b = malloc(sizeof(*b) + bsize);
+		/* A big block is whole huge pages (mp_alloc_big()): all of
+		 * them usable, each first touched at one fault. */
+		if (sizeof(*b) + bsize >= HUGE_PAGE / 4)
+			bsize = ((sizeof(*b) + bsize + HUGE_PAGE - 1) &
+				 ~(size_t)(HUGE_PAGE - 1)) - sizeof(*b);
+		b = mp_alloc_big(sizeof(*b) + bsize);
 		if (!b)
 			return NULL;
 		b->size = bsize;
-		if (bsize >= 2 * HUGE_PAGE)
-			mp_want_huge_pages(b, sizeof(*b) + bsize);
 		/*
 		 * A block made for one large request goes behind the head so
 		 * the head's free space is not wasted.
