@@ -163,11 +163,23 @@ bool mp_grow(void **array, size_t *alloc, size_t need, size_t elem)
 			return false;
 	if (!mp_mul(n, elem, &bytes))
 		return false;
-	p = realloc(*array, bytes);
-	if (!p)
-		return false;
-	if (bytes >= 2 * HUGE_PAGE)
-		mp_want_huge_pages(p, bytes);
+	if (bytes < HUGE_PAGE / 4) {
+		if (!(p = realloc(*array, bytes)))
+			return false;
+	} else {
+		/*
+		 * Whole huge pages, all usable (mp_alloc_big()): a copy of
+		 * the old contents costs less than the page faults of the
+		 * fresh 4 KiB pages realloc() would give.
+		 */
+		bytes = (bytes + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
+		if (!(p = mp_alloc_big(bytes)))
+			return false;
+		if (*alloc)
+			memcpy(p, *array, *alloc * elem);
+		free(*array);
+		n = bytes / elem;
+	}
 	*array = p;
 	*alloc = n;
 	return true;

@@ -207,10 +207,16 @@ enum mp_errcode idx_builder_reserve(struct idx_builder *b, size_t n)
 		return MP_E_NOMEM;
 	if (want <= b->actxs)
 		return MP_OK;
+	/* Whole huge pages (mp_alloc_big()), not realloc()'s 4 KiB ones at
+	 * the block's unaligned ends: this array is written through. */
 	if (want > SIZE_MAX / sizeof(*c) ||
-	    !(c = realloc(b->ctxs, want * sizeof(*c))))
+	    !(c = mp_alloc_big(want * sizeof(*c))))
 		return MP_E_NOMEM;
-	mp_want_huge_pages(c, want * sizeof(*c));
+	if (b->nctxs)
+		memcpy(c, b->ctxs, b->nctxs * sizeof(*c));
+	if (b->last)
+		b->last = c + (b->last - b->ctxs);
+	free(b->ctxs);
 	b->ctxs = c;
 	b->actxs = want;
 	return MP_OK;
