@@ -163,14 +163,16 @@ bool mp_grow(void **array, size_t *alloc, size_t need, size_t elem)
 			return false;
 	if (!mp_mul(n, elem, &bytes))
 		return false;
-	if (bytes < HUGE_PAGE / 4) {
+	if (bytes < HUGE_PAGE) {
 		if (!(p = realloc(*array, bytes)))
 			return false;
 	} else {
 		/*
 		 * Whole huge pages, all usable (mp_alloc_big()): a copy of
 		 * the old contents costs less than the page faults of the
-		 * fresh 4 KiB pages realloc() would give.
+		 * fresh 4 KiB pages realloc() would give.  Not below 2 MiB,
+		 * where rounding up could ask up to four times the memory:
+		 * a small input must not cost megabytes (the fuzz limits).
 		 */
 		bytes = (bytes + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
 		if (!(p = mp_alloc_big(bytes)))
