@@ -62,21 +62,11 @@ static bool get_varint_slow(const unsigned char **p, const unsigned char *end,
 	return false;
 }
 
-/* Most varints of a file are one byte: that case stays inline. */
-static inline bool get_varint(const unsigned char **p,
-			      const unsigned char *end, uint64_t *v)
-{
-	if (*p < end && **p < 0x80) {
-		*v = *(*p)++;
-		return true;
-	}
-	return get_varint_slow(p, end, v);
-}
-
 /*
- * The same for loops that decode many: the position is passed and
- * returned (NULL when malformed or cut off), so that it stays in a
- * register instead of going through memory at every varint.
+ * The varint at P, not past END, into *V; the position after it, or NULL
+ * when malformed or cut off.  The position is passed and returned, so
+ * that a loop keeps it in a register; one-byte varints, most of a file's,
+ * and the few bytes of a MIB sum are decoded inline.
  */
 static inline const unsigned char *next_varint(const unsigned char *p,
 					       const unsigned char *end,
@@ -152,7 +142,7 @@ static void node_at(const struct idx_file *f, uint32_t node, uint32_t *frame,
 	*frame = 0;
 	*parent1 = 0;
 	if (node < TRIE_HEADER || node >= f->trie_size ||
-	    !get_varint(&p, end, &fr) || !get_varint(&p, end, &up))
+	    !(p = next_varint(p, end, &fr)) || !(p = next_varint(p, end, &up)))
 		return;
 	if (fr < f->nframes)
 		*frame = (uint32_t)fr;
@@ -421,7 +411,8 @@ static enum mp_errcode check_trie(struct idx_file *f, struct trie_check *tc,
 		uint64_t frame, up;
 		size_t keep;	/* path entries the node keeps: its ancestors */
 
-		if (!get_varint(&p, end, &frame) || !get_varint(&p, end, &up)) {
+		if (!(p = next_varint(p, end, &frame)) ||
+		    !(p = next_varint(p, end, &up))) {
 			rc = mp_fail(err, MP_E_CORRUPT,
 				     "trie node at offset %" PRIu32 " is malformed "
 				     "or runs past the section", off);
@@ -442,20 +433,23 @@ static enum mp_errcode check_trie(struct idx_file *f, struct trie_check *tc,
 				     "earlier node", off, up);
 			break;
 		}
-		/* Path offsets increase upwards: find the parent from the top. */
-		parent = up ? off - (uint32_t)up : 0;
-		keep = depth;
-		while (keep && up && path[keep - 1].off > parent)
-			keep--;
-		if (!up)
-			keep = 0;
-		else if (!keep || path[keep - 1].off != parent) {
-			rc = mp_fail(err, MP_E_CORRUPT,
-				     "trie node at offset %" PRIu32 " is out of "
-				     "depth-first order: its parent at offset %"
-				     PRIu32 " is not on the path to the node "
-				     "before it", off, parent);
-			break;
+		/* A root keeps no path; another node its parent's, found
+		 * from the top (offsets increase upwards). */
+		keep = 0;
+		if (up) {
+			parent = off - (uint32_t)up;
+			keep = depth;
+			while (keep && path[keep - 1].off > parent)
+				keep--;
+			if (!keep || path[keep - 1].off != parent) {
+				rc = mp_fail(err, MP_E_CORRUPT,
+					     "trie node at offset %" PRIu32 " is "
+					     "out of depth-first order: its parent "
+					     "at offset %" PRIu32 " is not on the "
+					     "path to the node before it", off,
+					     parent);
+				break;
+			}
 		}
 		/* The entry above the parent, if any, was the sibling before. */
 		if (keep < depth && frame <= path[keep].frame) {
