@@ -42,10 +42,20 @@ enum mib_field report_sort_field(enum report_sort s)
 }
 
 
-char *report_frame_string(const struct mp_frame *f, struct sym_demangler *dm)
+char *report_frame_string(const struct mp_frame *f, struct sym_demangler *dm,
+			  size_t *len)
 {
-	return mp_frame_string(f, dm && f->function
-				  ? sym_demangled(dm, f->function) : NULL);
+	const char *pretty = dm && f->function ? sym_demangled(dm, f->function)
+					       : NULL;
+	char line[1024], *s;
+
+	/* Formatted on the stack; mp_frame_string() for a longer one. */
+	*len = mp_frame_format(f, pretty, line, sizeof(line));
+	if (*len >= sizeof(line))
+		return mp_frame_string(f, pretty);
+	if ((s = malloc(*len + 1)))
+		memcpy(s, line, *len + 1);
+	return s;
 }
 
 static bool emit_frame(struct emit *e, const struct mp_frame *f,

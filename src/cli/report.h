@@ -54,9 +54,11 @@ enum mp_errcode report_show(struct emit *e, struct view *v,
 			    struct mp_err *err);
 
 /*
- * Frame F for people (mp_frame_string), its name demangled through DM
- * unless DM is NULL.  Malloc'ed; NULL when out of memory.
+ * Frame F for people (mp_frame_format), its name demangled through DM
+ * unless DM is NULL, and its length in *LEN.  Malloc'ed; NULL when out
+ * of memory.
  */
-char *report_frame_string(const struct mp_frame *f, struct sym_demangler *dm);
+char *report_frame_string(const struct mp_frame *f, struct sym_demangler *dm,
+			  size_t *len);
 
 #endif /* REPORT_H */

@@ -123,22 +123,6 @@ static struct frame_texts *texts_of(struct stack_printer *sp,
 	return t;
 }
 
-/* F's text, malloc'ed, its length in *LEN; NULL when out of memory. */
-static char *frame_text(const struct mp_frame *f, struct sym_demangler *dm,
-			size_t *len)
-{
-	const char *pretty = dm && f->function ? sym_demangled(dm, f->function)
-					       : NULL;
-	char line[1024], *s;
-
-	*len = mp_frame_format(f, pretty, line, sizeof(line));
-	if (*len >= sizeof(line))	/* a long C++ name */
-		return mp_frame_string(f, pretty);
-	if ((s = malloc(*len + 1)))
-		memcpy(s, line, *len + 1);
-	return s;
-}
-
 static bool emit_frames(struct emit *e, const struct cmp *c,
 			const struct cmp_entry *x, struct stack_printer *sp)
 {
@@ -162,7 +146,7 @@ static bool emit_frames(struct emit *e, const struct cmp *c,
 			emit_strn(e, NULL, *text, t->len[entries[k]]);
 			continue;
 		}
-		char *s = frame_text(&frames[k], sp->dm, &len);
+		char *s = report_frame_string(&frames[k], sp->dm, &len);
 
 		if (!s)
 			return false;
