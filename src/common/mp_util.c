@@ -16,32 +16,29 @@ struct mp_arena_block {
 #define HUGE_PAGE (2 << 20)
 
 /*
- * Ask for transparent huge pages over the whole 2 MiB pages inside a
- * large allocation: its first touch of each 2 MiB then costs one fault
- * instead of 512 (a merge's tables grow to tens of MiB, and page faults
- * were a fifth of its time).  Only a hint: ignored where THP is off.
+ * At least SIZE bytes as whole 2 MiB pages, aligned to them, with
+ * transparent huge pages asked for: the first touch of each 2 MiB then
+ * costs one fault instead of 512.  *GOT is SIZE rounded up to whole
+ * pages, all of it usable.  The ask is only a hint, ignored where THP is
+ * off.  NULL when out of memory or SIZE cannot be rounded.
  */
-void mp_want_huge_pages(void *p, size_t size)
+static void *alloc_huge(size_t size, size_t *got)
 {
-	uintptr_t start = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
-	uintptr_t end = ((uintptr_t)p + size) & ~(uintptr_t)(HUGE_PAGE - 1);
+	void *p;
 
-	if (end > start)
-		madvise((void *)start, end - start, MADV_HUGEPAGE);
+	if (!mp_add(size, HUGE_PAGE - 1, got))
+		return NULL;
+	*got &= ~(size_t)(HUGE_PAGE - 1);
+	if ((p = aligned_alloc(HUGE_PAGE, *got)))
+		madvise(p, *got, MADV_HUGEPAGE);
+	return p;
 }
 
 void *mp_alloc_big(size_t size)
 {
-	size_t whole;
-	void *p;
+	size_t got;
 
-	if (size < HUGE_PAGE / 4 || !mp_add(size, HUGE_PAGE - 1, &whole))
-		return malloc(size);
-	whole &= ~(size_t)(HUGE_PAGE - 1);
-	p = aligned_alloc(HUGE_PAGE, whole);
-	if (p)
-		mp_want_huge_pages(p, whole);
-	return p;
+	return size < HUGE_PAGE / 4 ? malloc(size) : alloc_huge(size, &got);
 }
 
 void *mp_calloc_big(size_t n, size_t size)
@@ -76,14 +73,18 @@ static void *arena_take(struct mp_arena *a, size_t size, bool zero)
 			: a->total < ARENA_BLOCK_MAX ? a->total : ARENA_BLOCK_MAX;
 
 		bsize = rounded > grown ? rounded : grown;
-		if (bsize > SIZE_MAX - sizeof(*b) - HUGE_PAGE)
+		if (bsize > SIZE_MAX - sizeof(*b))
 			return NULL;
-		/* A big block is whole huge pages (mp_alloc_big()): all of
-		 * them usable, each first touched at one fault. */
-		if (sizeof(*b) + bsize >= HUGE_PAGE / 4)
-			bsize = ((sizeof(*b) + bsize + HUGE_PAGE - 1) &
-				 ~(size_t)(HUGE_PAGE - 1)) - sizeof(*b);
-		b = mp_alloc_big(sizeof(*b) + bsize);
+		/* A big block is whole huge pages, all of them usable, as
+		 * mp_alloc_big() would give. */
+		if (sizeof(*b) + bsize >= HUGE_PAGE / 4) {
+			size_t got;
+
+			b = alloc_huge(sizeof(*b) + bsize, &got);
+			bsize = got - sizeof(*b);
+		} else {
+			b = malloc(sizeof(*b) + bsize);
+		}
 		if (!b)
 			return NULL;
 		b->size = bsize;
@@ -174,8 +175,7 @@ bool mp_grow(void **array, size_t *alloc, size_t need, size_t elem)
 		 * where rounding up could ask up to four times the memory:
 		 * a small input must not cost megabytes (the fuzz limits).
 		 */
-		bytes = (bytes + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
-		if (!(p = mp_alloc_big(bytes)))
+		if (!(p = alloc_huge(bytes, &bytes)))
 			return false;
 		if (*alloc)
 			memcpy(p, *array, *alloc * elem);

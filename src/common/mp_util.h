@@ -112,12 +112,6 @@ void mp_arena_release(struct mp_arena *a);
 bool mp_grow(void **array, size_t *alloc, size_t need, size_t elem);
 
 /*
- * Ask for transparent huge pages over the 2 MiB pages inside [P, P+SIZE)
- * (see mp_util.c); mp_grow() does it for arrays of 4 MiB and more.
- */
-void mp_want_huge_pages(void *p, size_t size);
-
-/*
  * Malloc for a buffer that will be filled whole soon (a file read into
  * memory, a table every entry of which is written): from 512 KiB up,
  * rounded up to whole 2 MiB pages, aligned to them and given huge pages,
