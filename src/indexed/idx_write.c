@@ -746,58 +746,56 @@ static void write_header(struct writer *w)
 	}
 }
 
-/* The next SIZE bytes of the block at *AT, 8-aligned. */
-static void *carve(unsigned char **at, size_t size)
+/*
+ * The next SIZE bytes of the block at BASE, *OFF bytes in (8-aligned);
+ * with BASE NULL only *OFF moves, which measures the block.
+ */
+static void *carve(unsigned char *base, size_t *off, size_t size)
 {
-	void *p = *at;
+	void *p = base ? base + *off : NULL;
 
-	*at += (size + 7) & ~(size_t)7;
+	*off += (size + 7) & ~(size_t)7;
 	return p;
+}
+
+/* Point W's tables into BASE (NULL: none); returns the bytes they take. */
+static size_t lay_out_tables(struct writer *w, unsigned char *base)
+{
+	const struct idx_builder *b = w->b;
+	size_t nstr = b->nstrs, npath = b->npaths, nfr = b->nframes,
+	       ntr = b->ntrie, nctx = b->nctxs, off = 0;
+	struct out_tables *t = &w->t;
+
+	t->str_out = carve(base, &off, (nstr + 1) * sizeof(uint32_t));
+	t->str_rank = carve(base, &off, (nstr + 1) * sizeof(uint32_t));
+	t->path_out = carve(base, &off, (npath + 1) * sizeof(uint32_t));
+	t->path_new_to_old = carve(base, &off, (npath + 1) * sizeof(uint32_t));
+	t->frame_out = carve(base, &off, (nfr + 1) * sizeof(uint32_t));
+	t->frame_new_to_old = carve(base, &off, (nfr + 1) * sizeof(uint32_t));
+	t->trie_out = carve(base, &off, (ntr + 1) * sizeof(uint32_t));
+	t->trie_new_to_old = carve(base, &off, (ntr + 1) * sizeof(uint32_t));
+	t->order = carve(base, &off, (nctx + 1) * sizeof(*t->order));
+	t->frames = carve(base, &off, (nfr + 1) * sizeof(*t->frames));
+	w->tmp = carve(base, &off, (nstr + npath + nfr + ntr + 1) *
+				   sizeof(uint32_t));
+	w->items = carve(base, &off, (nctx + 1) * sizeof(*w->items));
+	w->used = carve(base, &off, nstr + npath + nfr + 1);
+	return off;
 }
 
 static bool writer_init(struct writer *w, struct idx_builder *b)
 {
-	size_t nstr = b->nstrs, npath = b->npaths, nfr = b->nframes,
-	       ntr = b->ntrie, nctx = b->nctxs;
-	struct out_tables *t = &w->t;
-	/* Every table, in the order carved below, each rounded to 8. */
-	size_t sizes[] = {
-		(nstr + 1) * sizeof(uint32_t), (nstr + 1) * sizeof(uint32_t),
-		(npath + 1) * sizeof(uint32_t), (npath + 1) * sizeof(uint32_t),
-		(nfr + 1) * sizeof(uint32_t), (nfr + 1) * sizeof(uint32_t),
-		(ntr + 1) * sizeof(uint32_t), (ntr + 1) * sizeof(uint32_t),
-		(nctx + 1) * sizeof(*t->order), (nfr + 1) * sizeof(*t->frames),
-		(nstr + npath + nfr + ntr + 1) * sizeof(uint32_t),
-		(nctx + 1) * sizeof(*w->items), nstr + npath + nfr + 1,
-	};
-	size_t total = 0;
-	unsigned char *at;
-
 	memset(w, 0, sizeof(*w));
 	w->b = b;
-	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
-		total += (sizes[i] + 7) & ~(size_t)7;
 	/*
 	 * One block: the tables are all written during the write, and
 	 * apart each of a few hundred KiB took its own page faults (about
 	 * 10 us each in a virtual machine); together they are huge pages.
 	 */
-	if (!(w->block = at = mp_alloc_big(total)))
+	if (!(w->block = mp_alloc_big(lay_out_tables(w, NULL))))
 		return false;
-	t->str_out = carve(&at, sizes[0]);
-	t->str_rank = carve(&at, sizes[1]);
-	t->path_out = carve(&at, sizes[2]);
-	t->path_new_to_old = carve(&at, sizes[3]);
-	t->frame_out = carve(&at, sizes[4]);
-	t->frame_new_to_old = carve(&at, sizes[5]);
-	t->trie_out = carve(&at, sizes[6]);
-	t->trie_new_to_old = carve(&at, sizes[7]);
-	t->order = carve(&at, sizes[8]);
-	t->frames = carve(&at, sizes[9]);
-	w->tmp = carve(&at, sizes[10]);
-	w->items = carve(&at, sizes[11]);
-	w->used = carve(&at, sizes[12]);
-	memset(w->used, 0, sizes[12]);
+	lay_out_tables(w, w->block);
+	memset(w->used, 0, b->nstrs + b->npaths + b->nframes + 1);
 	return true;
 }
 
