@@ -188,6 +188,7 @@ struct idx_file {
 	uint64_t ncontexts, nfunctions, ninputs;
 	struct ht_disk hash;
 	uint8_t schema_tag[64], schema_type[64];
+	uint64_t schema_varints;	/* bit i: field i is one varint */
 	/* Stack-entry columns: byte width and offset in an entry. */
 	uint8_t frame_width[7], frame_col[7];
 	uint32_t frame_size;

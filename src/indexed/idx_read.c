@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "idx_format.h"
+#include "idx_varint.h"
 
 const char *const idx_section_names[9] = {
 	"", "summary", "strings", "paths", "frames", "trie", "schema",
@@ -18,78 +19,6 @@ const char *const idx_section_names[9] = {
 bool idx_is_indexed(const void *data, size_t size)
 {
 	return size >= IDX_MAGIC_SIZE && memcmp(data, IDX_MAGIC, IDX_MAGIC_SIZE) == 0;
-}
-
-/* Decode a varint at *P, not past END; false if malformed or cut off. */
-static bool get_varint_slow(const unsigned char **p, const unsigned char *end,
-			    uint64_t *v)
-{
-	uint64_t r = 0;
-
-	/* Ten bytes ahead: no bound to check byte by byte. */
-	if (end - *p >= 10) {
-		const unsigned char *q = *p;
-
-		for (int i = 0; i < 9; i++) {
-			r |= (uint64_t)(q[i] & 0x7f) << (7 * i);
-			if (!(q[i] & 0x80)) {
-				*p = q + i + 1;
-				*v = r;
-				return true;
-			}
-		}
-		if (q[9] > 1)
-			return false;
-		*p = q + 10;
-		*v = r | (uint64_t)q[9] << 63;
-		return true;
-	}
-	for (int i = 0; i < 10; i++) {
-		unsigned char c;
-
-		if (*p >= end)
-			return false;
-		c = *(*p)++;
-		/* The tenth byte may only carry the 64th bit. */
-		if (i == 9 && c > 1)
-			return false;
-		r |= (uint64_t)(c & 0x7f) << (7 * i);
-		if (!(c & 0x80)) {
-			*v = r;
-			return true;
-		}
-	}
-	return false;
-}
-
-/*
- * The varint at P, not past END, into *V; the position after it, or NULL
- * when malformed or cut off.  The position is passed and returned, so
- * that a loop keeps it in a register; one-byte varints, most of a file's,
- * and the few bytes of a MIB sum are decoded inline.
- */
-static inline const unsigned char *next_varint(const unsigned char *p,
-					       const unsigned char *end,
-					       uint64_t *v)
-{
-	uint64_t r;
-
-	if (p < end && *p < 0x80) {
-		*v = *p;
-		return p + 1;
-	}
-	/* MIB sums take a few bytes: up to four decoded here too. */
-	if (end - p >= 4) {
-		r = p[0] & 0x7f;
-		for (int i = 1; i < 4; i++) {
-			r |= (uint64_t)(p[i] & 0x7f) << (7 * i);
-			if (p[i] < 0x80) {
-				*v = r;
-				return p + i + 1;
-			}
-		}
-	}
-	return get_varint_slow(&p, end, v) ? p : NULL;
 }
 
 static bool string_ok(const struct idx_file *f, uint32_t id)
@@ -526,6 +455,8 @@ static enum mp_errcode check_tables(struct idx_file *f, struct trie_check *tc,
 
 		f->schema_tag[i] = p[0];
 		f->schema_type[i] = p[1];
+		if (p[1] == TYPE_VARINT)
+			f->schema_varints |= UINT64_C(1) << i;
 		if (p[1] != TYPE_VARINT && p[1] != TYPE_VARINT_ARRAY)
 			return mp_fail(err, MP_E_CORRUPT,
 				       "MIB schema field %" PRIu32 " (tag %u) has "
@@ -689,6 +620,12 @@ static int walk_record(const struct idx_file *f, const struct ht_disk_item *it,
 				       "fields the schema does not have (mask 0x%"
 				       PRIx64 ", %" PRIu32 " fields)", c.function,
 				       k, mask, f->nschema);
+		if (!fn && !(mask & ~f->schema_varints)) {
+			if (!(p = skip_varints(p, end,
+						 (uint64_t)__builtin_popcountll(mask))))
+				goto bad_field;
+			continue;
+		}
 		for (uint64_t left = mask; left; left &= left - 1) {
 			uint32_t s = (uint32_t)__builtin_ctzll(left);
 			uint8_t tag = f->schema_tag[s];

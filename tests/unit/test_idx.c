@@ -10,6 +10,7 @@
 
 #include "hashtable/ht.h"
 #include "indexed/idx.h"
+#include "indexed/idx_varint.h"
 
 /* Three small contexts sharing prefixes, one inlined, one unsymbolized. */
 #define FRAME(fn, f, l, c) { .function = fn, .file = f, .line = l, .column = c }
@@ -844,6 +845,76 @@ START_TEST(disk_hash_is_fnv1a)
 }
 END_TEST
 
+/*
+ * Checking a record skips its MIB fields 8 bytes at a time; it must end
+ * where decoding them one by one ends, and fail where that fails: on
+ * varints of every length from 1 to 11 bytes, a tenth byte above 1, runs
+ * cut off by the end, and on random bytes, from every start and for
+ * every count.
+ */
+static uint64_t xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static const unsigned char *decode_n(const unsigned char *p,
+				     const unsigned char *end, uint64_t k)
+{
+	uint64_t v;
+
+	while (k-- && p)
+		p = next_varint(p, end, &v);
+	return p;
+}
+
+START_TEST(skipping_varints_agrees_with_decoding)
+{
+	unsigned char buf[160];
+	uint64_t seed = 0x9e3779b97f4a7c15ULL;
+	size_t checked = 0, failing = 0;
+
+	for (int round = 0; round < 400; round++) {
+		size_t n = 0;
+
+		/* Varints of random lengths (1 to 11 bytes); round 3 of 4 random bytes. */
+		while (n < sizeof(buf)) {
+			uint64_t r = xorshift(&seed);
+			size_t len = 1 + r % 11;
+
+			if (round % 4 == 3) {
+				buf[n++] = (unsigned char)r;
+				continue;
+			}
+			for (size_t i = 0; i < len && n < sizeof(buf); i++)
+				buf[n++] = (unsigned char)((i + 1 < len ? 0x80 : 0) |
+					   ((r >> (8 + i)) & 0x7f));
+			/* Sometimes a ten-byte varint's last byte is 0 to 3. */
+			if (len == 10 && (r & 0x10000) && n >= 1)
+				buf[n - 1] = (unsigned char)(r >> 20 & 3);
+		}
+		for (size_t start = 0; start < 24; start++)
+			for (size_t endo = sizeof(buf) - 12; endo <= sizeof(buf);
+			     endo += 4)
+				for (uint64_t k = 1; k <= 40; k++) {
+					const unsigned char *e = buf + endo;
+					const unsigned char *want =
+						decode_n(buf + start, e, k);
+
+					ck_assert_ptr_eq(skip_varints(buf + start, e, k),
+							 want);
+					checked++;
+					failing += !want;
+				}
+	}
+	/* Both outcomes were reached many times. */
+	ck_assert_uint_gt(failing, checked / 20);
+	ck_assert_uint_lt(failing, checked - checked / 20);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("indexed");
@@ -864,6 +935,7 @@ int main(void)
 	tcase_add_test(tc, prefix_path_reuse);
 	tcase_add_test(tc, old_version_is_rejected);
 	tcase_add_test(tc, stack_iterator_and_its_budget);
+	tcase_add_test(tc, skipping_varints_agrees_with_decoding);
 	tcase_add_loop_test(sw, every_truncation_is_rejected, 0, 2);
 	tcase_add_loop_test(sw, every_byte_mutation_is_safe, 0, 2);
 	tcase_set_timeout(sw, 300);
