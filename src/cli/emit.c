@@ -530,17 +530,6 @@ static void scalar(struct emit *e, const char *key, enum scalar_type t,
 		block_scalar(e, key, t, text, len);
 }
 
-/* V in decimal, ending at END (at least 20 bytes after the buffer's
- * start); returns where it begins. */
-static char *fmt_u64(char *end, uint64_t v)
-{
-	do {
-		*--end = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	return end;
-}
-
 void emit_u64(struct emit *e, const char *key, uint64_t v)
 {
 	char buf[24], *end = buf + sizeof(buf) - 1, *p;
@@ -548,7 +537,7 @@ void emit_u64(struct emit *e, const char *key, uint64_t v)
 	if (!shown(e))
 		return;
 	*end = '\0';
-	p = fmt_u64(end, v);
+	p = mp_u64_digits(end, v);
 	scalar(e, key, S_NUM, p, (size_t)(end - p));
 }
 
@@ -559,7 +548,7 @@ void emit_i64(struct emit *e, const char *key, int64_t v)
 	if (!shown(e))
 		return;
 	*end = '\0';
-	p = fmt_u64(end, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
+	p = mp_u64_digits(end, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
 	if (v < 0)
 		*--p = '-';
 	scalar(e, key, S_NUM, p, (size_t)(end - p));

@@ -303,20 +303,13 @@ static const char *status_of(const struct cmp_row *r, enum mib_field f)
 	return r->v[0][f] == r->v[1][f] ? "same" : "changed";
 }
 
-/* SIG: -1 for exact profiles, else whether the change is significant
- * (outside the sampled profiles' intervals, cmp_significant). */
 /* Append V in decimal at P; returns the end. */
 static char *put_u64(char *p, uint64_t v)
 {
-	char tmp[20];
-	size_t n = 0;
+	char d[MP_U64_DIGITS], *end = d + sizeof(d), *s = mp_u64_digits(end, v);
 
-	do
-		tmp[n++] = (char)('0' + v % 10);
-	while (v /= 10);
-	while (n)
-		*p++ = tmp[--n];
-	return p;
+	memcpy(p, s, (size_t)(end - s));
+	return p + (end - s);
 }
 
 /* Append V with an explicit sign, as "%+" PRId64 does. */
@@ -354,6 +347,8 @@ static bool put_tenths(char **pp, double v)
 	return true;
 }
 
+/* SIG: -1 for exact profiles, else whether the change is significant
+ * (outside the sampled profiles' intervals, cmp_significant). */
 static void emit_change(struct emit *e, const char *key, uint64_t b,
 			uint64_t t, int sig)
 {

@@ -34,13 +34,9 @@ static void fmt_str(struct fmt *w, const char *s)
 
 static void fmt_u64(struct fmt *w, uint64_t v)
 {
-	char d[20], *p = d + sizeof(d);
+	char d[MP_U64_DIGITS], *end = d + sizeof(d), *p = mp_u64_digits(end, v);
 
-	do {
-		*--p = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	fmt_put(w, p, (size_t)(d + sizeof(d) - p));
+	fmt_put(w, p, (size_t)(end - p));
 }
 
 /* "0x" and V in lowercase hex. */

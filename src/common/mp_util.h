@@ -57,6 +57,18 @@ static inline void mp_put_le32(unsigned char *p, uint32_t v)
 	memcpy(p, &v, sizeof(v));
 }
 
+/* V in decimal, written backwards to end at END, which must have
+ * MP_U64_DIGITS bytes before it; returns where the digits begin. */
+#define MP_U64_DIGITS 20
+static inline char *mp_u64_digits(char *end, uint64_t v)
+{
+	do {
+		*--end = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return end;
+}
+
 /* Overflow-checked arithmetic: false when the result does not fit. */
 static inline bool mp_add(size_t a, size_t b, size_t *out)
 {
