@@ -154,21 +154,19 @@ static enum mp_errcode read_fd(int fd, struct reader *r, bool *compressed,
 			if ((rc = append(r, chunk, (size_t)n, false, err)))
 				break;
 			/* Sized for the whole file: the rest goes straight in,
-			 * not through CHUNK (a copy less).  Room for one more
-			 * byte tells a file that grew meanwhile, which the
-			 * loop then reads on as any stream. */
-			while (r->len < r->alloc &&
+			 * not through CHUNK (a copy less), up to the cap (a
+			 * reused buffer may be larger).  Room for one more
+			 * byte tells a file that grew meanwhile: the loop then
+			 * reads on as for any stream, append() minding the cap. */
+			size_t fill = r->alloc < r->max ? r->alloc : (size_t)r->max;
+
+			while (r->len < fill &&
 			       (n = read_some(fd, r->data + r->len,
-					      r->alloc - r->len < READ_MAX
-					      ? r->alloc - r->len : READ_MAX)) > 0)
+					      fill - r->len < READ_MAX
+					      ? fill - r->len : READ_MAX)) > 0)
 				r->len += (size_t)n;
 			if (n < 0)
 				break;
-			/* A reused buffer may be larger than the cap. */
-			if (r->len > r->max) {
-				rc = too_large(err, r->max);
-				break;
-			}
 			continue;
 		}
 		ZSTD_inBuffer in = { chunk, (size_t)n, 0 };

@@ -619,6 +619,52 @@ START_TEST(must_fail_files)
 }
 END_TEST
 
+/*
+ * mp_file_reread() keeps its buffer from file to file: a buffer grown for
+ * a big file under a high cap must not let a later file past a lower one,
+ * and a file of exactly the cap is read whole.
+ */
+static void write_file(const char *path, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+
+	ck_assert_ptr_nonnull(f);
+	for (size_t i = 0; i < n; i++)
+		fputc('a' + (int)(i % 26), f);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+START_TEST(reread_keeps_the_cap)
+{
+	char dir[] = "/tmp/mp-reread-XXXXXX", path[3][64];
+	static const size_t sizes[3] = { 100000, 4096, 4097 };
+	struct mp_read_opts o = { 200000, NULL };
+	struct mp_buf buf = { 0 };
+	struct mp_err err = { 0 };
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	for (int i = 0; i < 3; i++) {
+		snprintf(path[i], sizeof(path[i]), "%s/%d", dir, i);
+		write_file(path[i], sizes[i]);
+	}
+	ck_assert_int_eq(mp_file_reread(&buf, path[0], &o, &err), MP_OK);
+	ck_assert_uint_eq(buf.size, sizes[0]);
+	ck_assert_uint_gt(buf.alloc, 4097);
+	o.max_size = 4096;
+	ck_assert_int_eq(mp_file_reread(&buf, path[1], &o, &err), MP_OK);
+	ck_assert_uint_eq(buf.size, 4096);
+	ck_assert_int_eq(buf.data[4095], 'a' + 4095 % 26);
+	ck_assert_int_eq(mp_file_reread(&buf, path[2], &o, &err),
+			 MP_E_TOO_LARGE);
+	ck_assert_uint_eq(buf.size, 0);
+	ck_assert(strstr(err.detail, "4096 bytes"));
+	mp_buf_release(&buf);
+	for (int i = 0; i < 3; i++)
+		remove(path[i]);
+	remove(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("raw");
@@ -630,6 +676,7 @@ int main(void)
 	int failed;
 
 	tcase_add_test(real, v4_pie);
+	tcase_add_test(real, reread_keeps_the_cap);
 	tcase_add_test(real, v4_nopie);
 	tcase_add_test(real, v1_clang14);
 	tcase_add_test(real, v2_clang16);
