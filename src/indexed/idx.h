@@ -189,6 +189,7 @@ struct idx_file {
 	struct ht_disk hash;
 	uint8_t schema_tag[64], schema_type[64];
 	uint64_t schema_varints;	/* bit i: field i is one varint */
+	uint8_t schema_field[64];	/* MIB field of a tag, or MIB__COUNT */
 	/* Stack-entry columns: byte width and offset in an entry. */
 	uint8_t frame_width[7], frame_col[7];
 	uint32_t frame_size;

@@ -457,6 +457,8 @@ static enum mp_errcode check_tables(struct idx_file *f, struct trie_check *tc,
 		f->schema_type[i] = p[1];
 		if (p[1] == TYPE_VARINT)
 			f->schema_varints |= UINT64_C(1) << i;
+		f->schema_field[i] = p[0] >= 1 && p[0] <= MIB__COUNT
+				     ? p[0] - 1 : MIB__COUNT;
 		if (p[1] != TYPE_VARINT && p[1] != TYPE_VARINT_ARRAY)
 			return mp_fail(err, MP_E_CORRUPT,
 				       "MIB schema field %" PRIu32 " (tag %u) has "
@@ -568,6 +570,9 @@ static int walk_record(const struct idx_file *f, const struct ht_disk_item *it,
 	const unsigned char *p, *end;
 	uint64_t n, id = 0;
 	struct idx_context c;
+	/* The MIB as decoded so far, and a last slot for fields of tags
+	 * this reader does not know (schema_field[]). */
+	uint64_t fields[MIB__COUNT + 1];
 
 	if (!mp_in_bounds(it->record_offset, it->record_size,
 			  f->sec_size[SEC_RECORDS]))
@@ -592,6 +597,7 @@ static int walk_record(const struct idx_file *f, const struct ht_disk_item *it,
 	if (tc && !MP_GROW(tc->ids, tc->aids, (size_t)n))
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	memset(&c, 0, sizeof(c));
+	memset(fields, 0, sizeof(fields));
 	c.function = string_at(f, it->name);
 	for (uint64_t k = 0; k < n; k++) {
 		uint64_t step, mask;
@@ -620,11 +626,22 @@ static int walk_record(const struct idx_file *f, const struct ht_disk_item *it,
 				       "fields the schema does not have (mask 0x%"
 				       PRIx64 ", %" PRIu32 " fields)", c.function,
 				       k, mask, f->nschema);
-		if (!fn && !(mask & ~f->schema_varints)) {
-			if (!(p = skip_varints(p, end,
-						 (uint64_t)__builtin_popcountll(mask))))
-				goto bad_field;
-			continue;
+		if (!(mask & ~f->schema_varints)) {
+			/* Plain varints only, the common case: no types to look at. */
+			if (!fn) {
+				if (!(p = skip_varints(p, end, (uint64_t)
+						       __builtin_popcountll(mask))))
+					goto bad_field;
+				continue;
+			}
+			for (uint64_t left = mask; left; left &= left - 1) {
+				uint64_t v;
+
+				if (!(p = next_varint(p, end, &v)))
+					goto bad_field;
+				fields[f->schema_field[__builtin_ctzll(left)]] = v;
+			}
+			goto decoded;
 		}
 		for (uint64_t left = mask; left; left &= left - 1) {
 			uint32_t s = (uint32_t)__builtin_ctzll(left);
@@ -634,8 +651,7 @@ static int walk_record(const struct idx_file *f, const struct ht_disk_item *it,
 			if (f->schema_type[s] == TYPE_VARINT) {
 				if (!(p = next_varint(p, end, &v)))
 					goto bad_field;
-				if (tag >= 1 && tag <= MIB__COUNT)
-					c.mib.v[tag - 1] = v;
+				fields[f->schema_field[s]] = v;
 				continue;
 			}
 			if (!(p = next_varint(p, end, &len)) ||
@@ -664,8 +680,10 @@ static int walk_record(const struct idx_file *f, const struct ht_disk_item *it,
 				c.nhist = (uint32_t)len;
 			}
 		}
+decoded:
 		if (!fn)
 			continue;
+		memcpy(c.mib.v, fields, sizeof(c.mib.v));
 		c.hist = hb->v;
 		c.samp = hb->s;
 		{

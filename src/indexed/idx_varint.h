@@ -86,7 +86,12 @@ static inline const unsigned char *next_varint(const unsigned char *p,
 			}
 		}
 	}
-	return get_varint_slow(&p, end, v) ? p : NULL;
+	/* Through a copy: V itself is not address-taken, and so can stay in
+	 * a register of the caller's loop. */
+	if (!get_varint_slow(&p, end, &r))
+		return NULL;
+	*v = r;
+	return p;
 }
 
 /*
