@@ -323,8 +323,6 @@ enum mp_errcode idx_stack_begin(struct idx_stack_iter *it,
  */
 bool idx_stack_next(struct idx_stack_iter *it, struct mp_frame *out,
 		    struct idx_frame_buf *buf);
-/* The same, giving only the frame's stack entry (see idx_entry_frame()). */
-bool idx_stack_next_entry(struct idx_stack_iter *it, uint32_t *entry);
 
 /* Bytes per section and table counts, for --stats. */
 struct idx_file_stats {

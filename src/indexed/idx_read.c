@@ -1099,7 +1099,8 @@ enum mp_errcode idx_charge_frames(const struct idx_file *f, uint64_t *budget,
 	return MP_OK;
 }
 
-bool idx_stack_next_entry(struct idx_stack_iter *it, uint32_t *entry)
+/* The next frame's stack entry (see idx_entry_frame()). */
+static bool stack_next_entry(struct idx_stack_iter *it, uint32_t *entry)
 {
 	uint32_t parent1;
 
@@ -1119,7 +1120,7 @@ bool idx_stack_next(struct idx_stack_iter *it, struct mp_frame *out,
 {
 	uint32_t entry;
 
-	if (!idx_stack_next_entry(it, &entry))
+	if (!stack_next_entry(it, &entry))
 		return false;
 	idx_entry_frame(it->f, entry, out, buf);
 	return true;

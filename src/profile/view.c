@@ -34,6 +34,7 @@ void view_release(struct view *v)
 	free(v->inputs);
 	free(v->segments);
 	free(v->contexts);
+	view_scratch_release(&v->scratch);
 	mp_arena_release(&v->arena);
 	memset(v, 0, sizeof(*v));
 }
@@ -216,36 +217,6 @@ static uint32_t hidden_prefix(const struct view *v, const struct mp_frame *frame
 }
 
 /* Expand indexed context C's frames from its file's trie, for good. */
-static enum mp_errcode expand(struct view *v, struct view_context *c,
-			      struct mp_err *err)
-{
-	struct view_input *in = &v->inputs[c->input];
-	struct idx_stack_iter it;
-	struct mp_frame *frames;
-	enum mp_errcode rc;
-	uint32_t k, e, hidden;
-
-	rc = idx_stack_begin(&it, c->idx, (uint32_t)c->id, &in->frames_expanded,
-			     err);
-	if (rc)
-		return rc;
-	frames = mp_arena_alloc(&v->arena,
-				(size_t)it.depth * sizeof(*frames) + 1);
-	if (!frames)
-		return mp_fail(err, MP_E_NOMEM, NULL);
-	for (k = 0; idx_stack_next_entry(&it, &e); k++) {
-		const struct mp_frame *fr = entry_frame(v, in, c->idx, e);
-
-		if (!fr)
-			return mp_fail(err, MP_E_NOMEM, NULL);
-		frames[k] = *fr;
-	}
-	hidden = hidden_prefix(v, frames, it.depth);
-	c->frames = frames + hidden;
-	c->nframes = it.depth - hidden;
-	return MP_OK;
-}
-
 enum mp_errcode view_frames_scratch(struct view *v,
 				    const struct view_context *c,
 				    struct view_scratch *scratch,
@@ -296,12 +267,31 @@ void view_scratch_release(struct view_scratch *scratch)
 	memset(scratch, 0, sizeof(*scratch));
 }
 
+/* An indexed context's frames, walked as view_frames_scratch() does and
+ * kept in the arena. */
 enum mp_errcode view_frames(struct view *v, struct view_context *c,
 			    struct mp_err *err)
 {
+	const struct mp_frame *frames;
+	const uint32_t *entries;
+	struct mp_frame *kept;
+	enum mp_errcode rc;
+	uint32_t n;
+
 	if (c->frames || !c->idx)
 		return MP_OK;
-	return expand(v, c, err);
+	if ((rc = view_frames_scratch(v, c, &v->scratch, &frames, &entries, &n,
+				      err)))
+		return rc;
+	/* A byte more: an empty stack gets a pointer too, "expanded". */
+	kept = mp_arena_alloc(&v->arena, (size_t)n * sizeof(*kept) + 1);
+	if (!kept)
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	if (n)
+		memcpy(kept, frames, (size_t)n * sizeof(*kept));
+	c->frames = kept;
+	c->nframes = n;
+	return MP_OK;
 }
 
 enum mp_errcode view_expand_all(struct view *v, struct mp_err *err)

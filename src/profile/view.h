@@ -81,6 +81,13 @@ struct view_context {
 	uint32_t id_index;	/* index in raw->contexts */
 };
 
+/* Room for one stack's frames, reused: view_frames_scratch(). */
+struct view_scratch {
+	struct mp_frame *frames;
+	uint32_t *entries;
+	size_t alloc, aentries;
+};
+
 struct view {
 	struct view_input *inputs;
 	size_t ninputs;
@@ -94,6 +101,7 @@ struct view {
 	struct mp_buf *bufs;	/* owned indexed files' bytes */
 	size_t nbufs, alloc_bufs;
 	struct mp_arena arena;
+	struct view_scratch scratch;	/* where view_frames() walks a stack */
 	const struct sym_alloc_rules *alloc;	/* view_set_frame_rules */
 	bool keep_runtime;			/* likewise */
 	/* How view_add_file() reads: set max_size to raise the cap. */
@@ -158,11 +166,6 @@ enum mp_errcode view_expand_all(struct view *v, struct mp_err *err);
  * stay valid until the next call with SCRATCH.  The cap and errors are
  * view_frames()'s.
  */
-struct view_scratch {
-	struct mp_frame *frames;
-	uint32_t *entries;
-	size_t alloc, aentries;
-};
 enum mp_errcode view_frames_scratch(struct view *v,
 				    const struct view_context *c,
 				    struct view_scratch *scratch,
