@@ -216,7 +216,6 @@ static uint32_t hidden_prefix(const struct view *v, const struct mp_frame *frame
 	return k < n ? k : 0;
 }
 
-/* Expand indexed context C's frames from its file's trie, for good. */
 enum mp_errcode view_frames_scratch(struct view *v,
 				    const struct view_context *c,
 				    struct view_scratch *scratch,
