@@ -57,6 +57,21 @@ static inline void mp_put_le32(unsigned char *p, uint32_t v)
 	memcpy(p, &v, sizeof(v));
 }
 
+/* The bits set in V.  Without -mpopcnt, __builtin_popcountll() is a call
+ * into libgcc; the sum by halves below is a dozen instructions inline. */
+static inline unsigned mp_popcount64(uint64_t v)
+{
+#ifdef __POPCNT__
+	return (unsigned)__builtin_popcountll(v);
+#else
+	v -= (v >> 1) & UINT64_C(0x5555555555555555);
+	v = (v & UINT64_C(0x3333333333333333)) +
+	    ((v >> 2) & UINT64_C(0x3333333333333333));
+	v = (v + (v >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+	return (unsigned)((v * UINT64_C(0x0101010101010101)) >> 56);
+#endif
+}
+
 /* V in decimal, written backwards to end at END, which must have
  * MP_U64_DIGITS bytes before it; returns where the digits begin. */
 #define MP_U64_DIGITS 20

@@ -97,7 +97,9 @@ struct trie_check {
 	uint64_t *starts;
 	uint32_t *rank;
 	uint32_t *depth;
-	uint64_t frames;
+	uint64_t node_frames;	/* the depths of all nodes, summed */
+	bool count_frames;	/* more than idx_frames_max(): sum the contexts' */
+	uint64_t frames;	/* the depths of the contexts' nodes, summed */
 	uint32_t *ids;		/* the stack ids of the record being checked */
 	size_t nids, aids;
 };
@@ -113,7 +115,7 @@ static uint32_t node_number(const struct trie_check *tc, uint64_t off)
 	uint64_t below = (UINT64_C(1) << (off % 64)) - 1;
 
 	return tc->rank[off / 64] +
-	       (uint32_t)__builtin_popcountll(tc->starts[off / 64] & below);
+	       mp_popcount64(tc->starts[off / 64] & below);
 }
 
 struct span {
@@ -399,11 +401,12 @@ static enum mp_errcode check_trie(struct idx_file *f, struct trie_check *tc,
 		depth = keep + 1;
 		tc->starts[off / 64] |= UINT64_C(1) << (off % 64);
 		tc->depth[n] = (uint32_t)depth;
+		tc->node_frames += depth;
 	}
 	free(path);
 	for (size_t w = 0, nodes = 0; w <= size / 64; w++) {
 		tc->rank[w] = (uint32_t)nodes;
-		nodes += (size_t)__builtin_popcountll(tc->starts[w]);
+		nodes += mp_popcount64(tc->starts[w]);
 	}
 	if (!rc && n != f->ntrie)
 		rc = mp_fail(err, MP_E_CORRUPT,
@@ -540,9 +543,11 @@ static enum mp_errcode check_leaves(const struct idx_file *f,
 			uint32_t ahead = tc->ids[k + LEAF_AHEAD];
 
 			__builtin_prefetch(f->sec[SEC_TRIE] + ahead);
-			__builtin_prefetch(&tc->depth[node_number(tc, ahead)]);
+			if (tc->count_frames)
+				__builtin_prefetch(&tc->depth[node_number(tc, ahead)]);
 		}
-		tc->frames += tc->depth[node_number(tc, id)];
+		if (tc->count_frames)
+			tc->frames += tc->depth[node_number(tc, id)];
 		node_at(f, id, &fr, &parent1);
 		if (frame_get(f, fr, 0) != name)
 			return mp_fail(err, MP_E_CORRUPT,
@@ -629,8 +634,8 @@ static int walk_record(const struct idx_file *f, const struct ht_disk_item *it,
 		if (!(mask & ~f->schema_varints)) {
 			/* Plain varints only, the common case: no types to look at. */
 			if (!fn) {
-				if (!(p = skip_varints(p, end, (uint64_t)
-						       __builtin_popcountll(mask))))
+				if (!(p = skip_varints(p, end,
+						       mp_popcount64(mask))))
 					goto bad_field;
 				continue;
 			}
@@ -815,6 +820,13 @@ enum mp_errcode idx_open(struct idx_file *f, const void *data, size_t size,
 	if ((rc = open_sections(f, err)) ||
 	    (rc = check_tables(f, &tc, err)))
 		goto out;
+	/*
+	 * The contexts' stacks are distinct nodes (a record's ids increase, a
+	 * node's leaf names its record, a function has one record), so their
+	 * depths sum to no more than all nodes' do: only a file whose nodes
+	 * pass the budget needs its contexts' depths summed.
+	 */
+	tc.count_frames = tc.node_frames > idx_frames_max(f);
 	rc = ht_disk_open(&f->hash, f->sec[SEC_HASH], f->sec_size[SEC_HASH],
 			  name_ok, f, err);
 	if (rc)
@@ -849,7 +861,7 @@ enum mp_errcode idx_open(struct idx_file *f, const void *data, size_t size,
 	}
 	/* Refused now, in time linear in the file, rather than after the
 	 * stacks were built (the budget of idx_stack_begin()). */
-	if (tc.frames > idx_frames_max(f))
+	if (tc.count_frames && tc.frames > idx_frames_max(f))
 		rc = mp_fail(err, MP_E_TOO_LARGE,
 			     "its stacks expand to %" PRIu64 " frames, more than %"
 			     PRIu64 " (%d per byte of the file)", tc.frames,

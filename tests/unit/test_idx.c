@@ -915,6 +915,22 @@ START_TEST(skipping_varints_agrees_with_decoding)
 }
 END_TEST
 
+/* A field mask's count (mp_popcount64) is the compiler's popcount. */
+START_TEST(popcount_is_the_builtin)
+{
+	uint64_t seed = 0x2545f4914f6cdd1dULL;
+
+	ck_assert_uint_eq(mp_popcount64(0), 0);
+	ck_assert_uint_eq(mp_popcount64(UINT64_MAX), 64);
+	for (int i = 0; i < 100000; i++) {
+		uint64_t v = xorshift(&seed) >> (i % 64);
+
+		ck_assert_uint_eq(mp_popcount64(v),
+				  (unsigned)__builtin_popcountll(v));
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("indexed");
@@ -936,6 +952,7 @@ int main(void)
 	tcase_add_test(tc, old_version_is_rejected);
 	tcase_add_test(tc, stack_iterator_and_its_budget);
 	tcase_add_test(tc, skipping_varints_agrees_with_decoding);
+	tcase_add_test(tc, popcount_is_the_builtin);
 	tcase_add_loop_test(sw, every_truncation_is_rejected, 0, 2);
 	tcase_add_loop_test(sw, every_byte_mutation_is_safe, 0, 2);
 	tcase_set_timeout(sw, 300);
