@@ -272,11 +272,12 @@ static bool frames_key(struct cmp *c, const struct view_context *vc,
 
 /*
  * What the keys of one indexed file's contexts need, each computed once:
- * per trie node (by offset) its key and the nearest node at or above it
- * whose frame the view's rules keep (view_frame_hidden: the leading
- * hidden frames of a context are not part of it), per stack entry its
- * frame key and whether it is hidden.  8 bytes per byte of the trie and
- * 4 per stack entry.
+ * per trie node its key and the nearest node at or above it whose frame
+ * the view's rules keep (view_frame_hidden: the leading hidden frames of
+ * a context are not part of it), per stack entry its frame key and
+ * whether it is hidden.  A node is two varints, two bytes at least, so
+ * half its offset tells it from every other (memo_of): 4 bytes per byte
+ * of the trie, and 4 per stack entry.
  */
 struct trie_memo {
 	const struct idx_file *f;
@@ -287,6 +288,12 @@ struct trie_memo {
 };
 
 #define TRIE_HIDDEN 0x80000000u
+
+/* The memo of the trie node at offset NODE. */
+static uint32_t *memo_of(const struct trie_memo *t, uint32_t node)
+{
+	return t->node[node / 2];
+}
 
 static void trie_memo_release(struct trie_memo *t)
 {
@@ -301,7 +308,7 @@ static enum mp_errcode trie_memo_reset(struct trie_memo *t,
 {
 	trie_memo_release(t);
 	t->f = f;
-	t->node = mp_calloc_big(f->trie_size ? f->trie_size : 1, sizeof(*t->node));
+	t->node = mp_calloc_big(f->trie_size / 2 + 1, sizeof(*t->node));
 	t->entry = calloc(f->nframes ? f->nframes : 1, sizeof(*t->entry));
 	return t->node && t->entry ? MP_OK : MP_E_NOMEM;
 }
@@ -347,9 +354,9 @@ static enum mp_errcode trie_key(struct cmp *c, struct trie_memo *t,
 	for (;;) {
 		uint32_t p1;
 
-		if (t->node[n][0]) {
-			up = t->node[n][0];
-			kept1 = t->node[n][1];
+		if (memo_of(t, n)[0]) {
+			up = memo_of(t, n)[0];
+			kept1 = memo_of(t, n)[1];
 			break;
 		}
 		if (!MP_GROW(t->walk, t->awalk, depth + 1))
@@ -369,12 +376,12 @@ static enum mp_errcode trie_key(struct cmp *c, struct trie_memo *t,
 			return MP_E_NOMEM;
 		if (!(fk & TRIE_HIDDEN))
 			kept1 = n + 1;
-		t->node[n][0] = up;
-		t->node[n][1] = kept1;
+		memo_of(t, n)[0] = up;
+		memo_of(t, n)[1] = kept1;
 	}
 	/* A context made only of hidden frames is kept whole. */
-	*first = t->node[leaf][1] ? t->node[leaf][1] - 1 : leaf;
-	*key = t->node[*first][0];
+	*first = memo_of(t, leaf)[1] ? memo_of(t, leaf)[1] - 1 : leaf;
+	*key = memo_of(t, *first)[0];
 	return MP_OK;
 }
 
