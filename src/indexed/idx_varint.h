@@ -15,7 +15,7 @@
 /*
  * Decode a varint at *P, not past END; false if malformed or cut off.
  * Long varints are rare: kept out of line, out of the decoding loops
- * (unused: not every includer decodes).
+ * (and marked unused, as a static function in a header must be).
  */
 __attribute__((noinline, unused))
 static bool get_varint_slow(const unsigned char **p, const unsigned char *end,
@@ -103,7 +103,8 @@ static inline const unsigned char *next_varint(const unsigned char *p,
  * starts right after a stop, so a varint never straddles two words unseen.
  */
 static inline const unsigned char *skip_varints(const unsigned char *p,
-					 const unsigned char *end, uint64_t k)
+						const unsigned char *end,
+						uint64_t k)
 {
 	const uint64_t high = UINT64_C(0x8080808080808080);
 	uint64_t v;
@@ -112,14 +113,8 @@ static inline const unsigned char *skip_varints(const unsigned char *p,
 		uint64_t stops;
 		unsigned n;
 
-		if (end - p < 8) {
-			if (!(p = next_varint(p, end, &v)))
-				return NULL;
-			k--;
-			continue;
-		}
-		stops = ~mp_le64(p) & high;
-		if (!stops) {
+		/* The last bytes, or a varint longer than 8: one at a time. */
+		if (end - p < 8 || !(stops = ~mp_le64(p) & high)) {
 			if (!(p = next_varint(p, end, &v)))
 				return NULL;
 			k--;
