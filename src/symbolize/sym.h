@@ -86,8 +86,9 @@
  * version and this module's rules, with the files' status (inode, size,
  * times) sparing the hashing while they are unchanged (a new entry has
  * the status alone, so a cold run hashes nothing); a file whose key,
- * checksum or any field does not hold is ignored and replaced.  Files are written to a temporary
- * and renamed, so concurrent runs leave whole files (the last one wins).
+ * checksum or any field does not hold is ignored and replaced.  Files
+ * are written to a temporary and renamed, so concurrent runs leave whole
+ * files (the last one wins).
  * A cache that cannot be read or written (a read-only directory, a full
  * disk) only costs the DWARF work: nothing fails, nothing is said.
  * Modules without build id, or whose DWARF uses a dwz alternate file,
