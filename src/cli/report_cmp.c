@@ -65,18 +65,18 @@ static void emit_matching(struct emit *e, const struct cmp *c)
 }
 
 /*
- * The frames of entry X's context, expanded now if it comes from an
- * indexed file.  That fails only when out of memory: every context of a
- * file expands once at most, within the frames idx_open() allowed.
- */
-/*
  * A frame's text, by its indexed file and stack entry: a diff prints the
- * same few thousand frames hundreds of thousands of times.
+ * same few thousand frames hundreds of thousands of times.  The texts
+ * are in the printer's arena, next to each other.
  */
+struct frame_text {
+	const char *s;		/* NULL: not made yet */
+	uint32_t len;
+};
+
 struct frame_texts {
 	const struct idx_file *f;
-	char **text;		/* by stack entry, malloc'ed; NULL: not yet */
-	uint32_t *len;
+	struct frame_text *text;	/* by stack entry */
 };
 
 /* What printing stacks reuses from one to the next. */
@@ -85,17 +85,15 @@ struct stack_printer {
 	struct sym_demangler *dm;	/* NULL: linkage names */
 	struct frame_texts *files;
 	size_t nfiles, afiles;
+	struct mp_arena arena;
 };
 
 static void printer_release(struct stack_printer *sp)
 {
-	for (size_t i = 0; i < sp->nfiles; i++) {
-		for (uint32_t k = 0; k < sp->files[i].f->nframes; k++)
-			free(sp->files[i].text[k]);
+	for (size_t i = 0; i < sp->nfiles; i++)
 		free(sp->files[i].text);
-		free(sp->files[i].len);
-	}
 	free(sp->files);
+	mp_arena_release(&sp->arena);
 	view_scratch_release(&sp->scratch);
 }
 
@@ -113,50 +111,85 @@ static struct frame_texts *texts_of(struct stack_printer *sp,
 	t = &sp->files[sp->nfiles];
 	t->f = f;
 	t->text = calloc(f->nframes ? f->nframes : 1, sizeof(*t->text));
-	t->len = malloc((f->nframes ? f->nframes : 1) * sizeof(*t->len));
-	if (!t->text || !t->len) {
-		free(t->text);
-		free(t->len);
+	if (!t->text)
 		return NULL;
-	}
 	sp->nfiles++;
 	return t;
 }
 
+/* Frame F as a list item of text. */
+static bool emit_frame_text(struct emit *e, const struct mp_frame *f,
+			    struct sym_demangler *dm)
+{
+	size_t len;
+	char *s = report_frame_string(f, dm, &len);
+
+	if (!s)
+		return false;
+	emit_strn(e, NULL, s, len);
+	free(s);
+	return true;
+}
+
+static void emit_frame_cached(struct emit *e, const struct frame_text *ft)
+{
+	emit_strn(e, NULL, ft->s, ft->len);
+}
+
+/*
+ * The frames of entry X's context.  An indexed one is walked as stack
+ * entries, each entry's text made once; that fails only when out of
+ * memory: every context of a file is printed once at most, within the
+ * frames idx_open() allowed.
+ */
 static bool emit_frames(struct emit *e, const struct cmp *c,
 			const struct cmp_entry *x, struct stack_printer *sp)
 {
-	const struct mp_frame *frames;
+	struct view *v = cmp_entry_view(c, x);
 	const uint32_t *entries;
-	struct frame_texts *t = NULL;
+	struct frame_texts *t;
 	struct mp_err err = { 0 };
 	uint32_t n;
 
-	if (cmp_entry_frames(c, x, &sp->scratch, &frames, &entries, &n, &err))
-		return false;
-	if (entries && !(t = texts_of(sp, x->ctx->idx)))
+	if (view_entries_scratch(v, x->ctx, &sp->scratch, &entries, &n, &err))
 		return false;
 	emit_list(e, "frames");
+	if (!entries) {
+		for (uint32_t k = 0; k < n; k++)
+			if (!emit_frame_text(e, &x->ctx->frames[k], sp->dm))
+				return false;
+		emit_end(e);
+		return true;
+	}
+	if (!(t = texts_of(sp, x->ctx->idx)))
+		return false;
 	for (uint32_t k = 0; k < n; k++) {
-		char **text = t && entries[k] < t->f->nframes
-			      ? &t->text[entries[k]] : NULL;
+		struct frame_text *ft = entries[k] < t->f->nframes
+					? &t->text[entries[k]] : NULL;
+		const struct mp_frame *f;
 		size_t len;
+		char *s;
 
-		if (text && *text) {
-			emit_strn(e, NULL, *text, t->len[entries[k]]);
+		if (ft && ft->s) {
+			emit_frame_cached(e, ft);
 			continue;
 		}
-		char *s = report_frame_string(&frames[k], sp->dm, &len);
-
-		if (!s)
+		if (!(f = view_entry_frame(v, x->ctx, entries[k])))
 			return false;
-		emit_strn(e, NULL, s, len);
-		if (text && len <= UINT32_MAX) {
-			*text = s;
-			t->len[entries[k]] = (uint32_t)len;
-		} else {
-			free(s);
+		if (!ft) {
+			if (!emit_frame_text(e, f, sp->dm))
+				return false;
+			continue;
 		}
+		if (!(s = report_frame_string(f, sp->dm, &len)))
+			return false;
+		ft->s = len <= UINT32_MAX
+			? mp_arena_memdup(&sp->arena, s, len + 1) : NULL;
+		ft->len = (uint32_t)len;
+		free(s);
+		if (!ft->s)
+			return false;
+		emit_frame_cached(e, ft);
 	}
 	emit_end(e);
 	return true;

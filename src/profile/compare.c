@@ -163,7 +163,7 @@ static uint32_t str_id_copy(struct cmp *c, const char *s)
  * and its own frame's, so matching an indexed input costs its trie nodes,
  * not the sum of its stacks' depths (a trie of N nodes can describe N^2/2
  * frames), and no stack is expanded.  Only the contexts printed are
- * (cmp_entry_frames).
+ * (cmp_entry_view).
  */
 struct cmp_fkey {
 	uint32_t n;
@@ -632,16 +632,10 @@ void cmp_release(struct cmp *c)
 	memset(c, 0, sizeof(*c));
 }
 
-enum mp_errcode cmp_entry_frames(const struct cmp *c, const struct cmp_entry *e,
-				 struct view_scratch *scratch,
-				 const struct mp_frame **frames,
-				 const uint32_t **entries, uint32_t *n,
-				 struct mp_err *err)
+struct view *cmp_entry_view(const struct cmp *c, const struct cmp_entry *e)
 {
 	/* An entry is made by the first side that has its key. */
-	return view_frames_scratch(c->views[e->present[CMP_BASE] ? CMP_BASE
-							       : CMP_TEST],
-				   e->ctx, scratch, frames, entries, n, err);
+	return c->views[e->present[CMP_BASE] ? CMP_BASE : CMP_TEST];
 }
 
 /* The entries of function FN (< 0: all), as [*first, *end) of order. */

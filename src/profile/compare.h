@@ -8,7 +8,7 @@
  * a view) are matched context by context on their call stacks.  Indexed
  * contexts need not be expanded: their keys are computed once per node
  * of the file's trie, and only the contexts printed are expanded
- * (cmp_entry_frames).  The key
+ * (cmp_entry_view).  The key
  * can be loosened for profiles of different builds:
  *	column    every frame's function, file, line, column, discriminator
  *		  and inline flag (the default)
@@ -72,7 +72,7 @@ struct cmp_entry {
 					 * inputs), nsamp[s] of them */
 	uint32_t nsamp[2];
 	struct view_context *ctx;	/* its first context, for display:
-					 * frames from cmp_entry_frames() */
+					 * its view from cmp_entry_view() */
 	uint32_t function;		/* index into cmp.functions */
 };
 
@@ -124,17 +124,10 @@ enum mp_errcode cmp_build(struct cmp *c, struct view *base, struct view *test,
 void cmp_release(struct cmp *c);
 
 /*
- * E's context's frames into *FRAMES and *N, the view's rules applied:
- * expanded from its indexed file into SCRATCH (view_frames_scratch()), so
- * that only the contexts printed cost their frames, and only while
- * printed.  The views are changed through a const C: frames are built
- * once per stack entry, a cache.  Fails with view_frames()'s errors.
+ * The view E's context (e->ctx) is in, for its frames: expanded, or walked
+ * as stack entries (view_entries_scratch()), only when printed.
  */
-enum mp_errcode cmp_entry_frames(const struct cmp *c, const struct cmp_entry *e,
-				 struct view_scratch *scratch,
-				 const struct mp_frame **frames,
-				 const uint32_t **entries, uint32_t *n,
-				 struct mp_err *err);
+struct view *cmp_entry_view(const struct cmp *c, const struct cmp_entry *e);
 
 /*
  * The overlap of field F over the entries of function FN (or all entries

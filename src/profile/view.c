@@ -200,20 +200,59 @@ static const struct mp_frame *entry_frame(struct view *v,
 	return fr;
 }
 
-/*
- * How many leading frames of FRAMES[0..N-1] to hide: the allocator
- * library's, and the program's own allocation wrappers
- * (view_set_frame_rules), as the runtime's are from raw stacks; none when
- * that would leave nothing.
- */
-static uint32_t hidden_prefix(const struct view *v, const struct mp_frame *frames,
-			      uint32_t n)
+const struct mp_frame *view_entry_frame(struct view *v,
+					const struct view_context *c,
+					uint32_t e)
 {
-	uint32_t k = 0;
+	return entry_frame(v, &v->inputs[c->input], c->idx, e);
+}
 
-	while (k < n && view_frame_hidden(v, &frames[k]))
-		k++;
-	return k < n ? k : 0;
+enum mp_errcode view_entries_scratch(struct view *v,
+				     const struct view_context *c,
+				     struct view_scratch *scratch,
+				     const uint32_t **entries, uint32_t *n,
+				     struct mp_err *err)
+{
+	struct view_input *in = &v->inputs[c->input];
+	uint32_t k = 0, hidden = 0;
+	enum mp_errcode rc;
+
+	*entries = NULL;
+	*n = c->nframes;
+	if (c->frames || !c->idx)
+		return MP_OK;
+	/*
+	 * One pass from the leaf, the scratch growing as it goes: a stack's
+	 * depth is not asked for first (another walk).  Parents lie at
+	 * smaller offsets (checked by idx_open()), so the walk ends.
+	 */
+	for (uint32_t node1 = (uint32_t)c->id + 1; node1; k++) {
+		if (!MP_GROW(scratch->entries, scratch->aentries, (size_t)k + 1))
+			return mp_fail(err, MP_E_NOMEM, NULL);
+		node1 = idx_node_step(c->idx, node1 - 1, &scratch->entries[k]);
+	}
+	if ((rc = idx_charge_frames(c->idx, &in->frames_expanded, k, err)))
+		return rc;
+	/*
+	 * The leading frames the rules hide (the allocator library's, the
+	 * program's own allocation wrappers), as the runtime's are from raw
+	 * stacks; none when that would leave nothing.
+	 */
+	while (hidden < k) {
+		const struct mp_frame *fr = entry_frame(v, in, c->idx,
+							scratch->entries[hidden]);
+
+		if (!fr)
+			return mp_fail(err, MP_E_NOMEM, NULL);
+		if (!view_frame_hidden(v, fr))
+			break;
+		hidden++;
+	}
+	if (hidden == k)
+		hidden = 0;
+	*entries = scratch->entries + hidden;
+	*n = k - hidden;
+	return MP_OK;
 }
 
 enum mp_errcode view_frames_scratch(struct view *v,
@@ -224,38 +263,23 @@ enum mp_errcode view_frames_scratch(struct view *v,
 				    uint32_t *n, struct mp_err *err)
 {
 	struct view_input *in = &v->inputs[c->input];
-	uint32_t k = 0, e, hidden;
 	enum mp_errcode rc;
 
-	*entries = NULL;
-	if (c->frames || !c->idx) {
-		*frames = c->frames;
-		*n = c->nframes;
-		return MP_OK;
-	}
-	/*
-	 * One pass from the leaf, the scratch growing as it goes: a stack's
-	 * depth is not asked for first (another walk).  Parents lie at
-	 * smaller offsets (checked by idx_open()), so the walk ends.
-	 */
-	for (uint32_t node1 = (uint32_t)c->id + 1; node1; k++) {
-		const struct mp_frame *fr;
+	*frames = c->frames;
+	if ((rc = view_entries_scratch(v, c, scratch, entries, n, err)) ||
+	    !*entries)
+		return rc;
+	if (!MP_GROW(scratch->frames, scratch->alloc, *n))
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	for (uint32_t k = 0; k < *n; k++) {
+		const struct mp_frame *fr = entry_frame(v, in, c->idx,
+							(*entries)[k]);
 
-		if (!MP_GROW(scratch->frames, scratch->alloc, (size_t)k + 1) ||
-		    !MP_GROW(scratch->entries, scratch->aentries, (size_t)k + 1))
-			return mp_fail(err, MP_E_NOMEM, NULL);
-		node1 = idx_node_step(c->idx, node1 - 1, &e);
-		if (!(fr = entry_frame(v, in, c->idx, e)))
+		if (!fr)
 			return mp_fail(err, MP_E_NOMEM, NULL);
 		scratch->frames[k] = *fr;
-		scratch->entries[k] = e;
 	}
-	if ((rc = idx_charge_frames(c->idx, &in->frames_expanded, k, err)))
-		return rc;
-	hidden = hidden_prefix(v, scratch->frames, k);
-	*frames = scratch->frames + hidden;
-	*entries = scratch->entries + hidden;
-	*n = k - hidden;
+	*frames = scratch->frames;
 	return MP_OK;
 }
 

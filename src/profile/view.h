@@ -175,6 +175,27 @@ enum mp_errcode view_frames_scratch(struct view *v,
 void view_scratch_release(struct view_scratch *scratch);
 
 /*
+ * For a reader that keeps what it derives from a frame (a line of text)
+ * by stack entry: C's stack as stack entries of its indexed file, leaf
+ * first, the rules applied, walked into SCRATCH without building a frame;
+ * view_entry_frame() builds one when the reader needs it.  A context with
+ * frames of its own (raw, LLVM, or expanded by view_frames()) gives
+ * *ENTRIES NULL, and its frames are C->frames[0 .. *N - 1].  The cap and
+ * errors are view_frames()'s.
+ */
+enum mp_errcode view_entries_scratch(struct view *v,
+				     const struct view_context *c,
+				     struct view_scratch *scratch,
+				     const uint32_t **entries, uint32_t *n,
+				     struct mp_err *err);
+
+/* Stack entry E of indexed context C's file as a frame, built once and
+ * kept as long as V.  NULL when out of memory. */
+const struct mp_frame *view_entry_frame(struct view *v,
+					const struct view_context *c,
+					uint32_t e);
+
+/*
  * Drop, from every indexed context expanded from now on, the leading
  * allocator-library frames (MP_FRAME_ALLOC_LIB) unless KEEP_RUNTIME, and
  * those whose function matches R (the program's own allocation wrappers,

@@ -60,6 +60,22 @@ if grep -qx _Z10scalar_newv "$tmp/cxx0" && ! grep -qx _Z10scalar_newv "$tmp/cxx"
 else
 	notok "demangled pattern: $(tr '\n' ' ' <"$tmp/cxx")"
 fi
+# diff by context prints the stacks without them (walked from the file's
+# trie, the leading frames the rule hides skipped), and with them without.
+lead() {
+	python3 -c 'import json, sys
+for r in json.load(sys.stdin)["rows"]:
+    print(r["frames"][0].split(" ")[0] if r["frames"] else "")'
+}
+"$MD" diff --format=json --alloc-function='hot_*' "$tmp/all.memprof" "$tmp/all.memprof" |
+	lead >"$tmp/dl"
+"$MD" diff --format=json "$tmp/all.memprof" "$tmp/all.memprof" | lead >"$tmp/dl0"
+if grep -qx hot_alloc "$tmp/dl0" && ! grep -q '^hot_' "$tmp/dl" && grep -qx main "$tmp/dl" &&
+   [ "$(wc -l <"$tmp/dl")" -gt 0 ]; then
+	ok "diff by context drops the leading frames matching the rule"
+else
+	notok "diff stacks with --alloc-function: $(tr '\n' ' ' <"$tmp/dl")"
+fi
 # diff --by=function sees the callers once the wrapper is an allocator frame.
 "$MD" diff --by=function --format=json --alloc-function='hot_*' "$tmp/all.memprof" \
 	"$tmp/all.memprof" >"$tmp/d.json" 2>"$tmp/err"
