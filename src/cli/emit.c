@@ -23,7 +23,9 @@ struct level {
 	bool silent;		/* text row with a display string */
 };
 
-enum scalar_type { S_NUM, S_STR, S_BOOL, S_NULL };
+/* S_PLAIN: a string emit_is_plain() accepted, copied as it is (quoted but
+ * for text). */
+enum scalar_type { S_NUM, S_STR, S_PLAIN, S_BOOL, S_NULL };
 
 /*
  * The emitter formats into its own buffer and hands OUT whole buffers: a
@@ -305,10 +307,15 @@ static void json_scalar(struct emit *e, const char *key, enum scalar_type t,
 			const char *text, size_t len)
 {
 	json_before(e, key);
-	if (t == S_STR)
+	if (t == S_STR) {
 		put_quoted(e, text, len);
-	else
+	} else if (t == S_PLAIN) {
+		putch(e, '"');
 		put(e, text, len);
+		putch(e, '"');
+	} else {
+		put(e, text, len);
+	}
 }
 
 static void json_begin(struct emit *e, enum kind k)
@@ -381,12 +388,17 @@ static void block_scalar(struct emit *e, const char *key, enum scalar_type t,
 			 const char *text, size_t len)
 {
 	block_before(e, key, false);
-	if (t != S_STR)
+	if (t == S_PLAIN && e->fmt == EMIT_YAML) {
+		putch(e, '"');
 		put(e, text, len);
-	else if (e->fmt == EMIT_YAML)
+		putch(e, '"');
+	} else if (t != S_STR) {
+		put(e, text, len);
+	} else if (e->fmt == EMIT_YAML) {
 		put_quoted(e, text, len);
-	else
+	} else {
 		put_bare(e, text, len);
+	}
 }
 
 static void block_begin(struct emit *e, const char *key, enum kind k,
@@ -601,6 +613,20 @@ void emit_strn(struct emit *e, const char *key, const char *s, size_t len)
 {
 	if (shown(e))
 		scalar(e, key, S_STR, s, len);
+}
+
+bool emit_is_plain(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + len;
+
+	return printable_run(p, end) == end && !memchr(s, '"', len) &&
+	       !memchr(s, '\\', len);
+}
+
+void emit_plain(struct emit *e, const char *key, const char *s, size_t len)
+{
+	if (shown(e))
+		scalar(e, key, S_PLAIN, s, len);
 }
 
 void emit_bool(struct emit *e, const char *key, bool v)

@@ -73,6 +73,16 @@ void emit_strn(struct emit *e, const char *key, const char *s, size_t len);
 void emit_bool(struct emit *e, const char *key, bool v);
 
 /*
+ * A string printed many times is checked once: emit_is_plain() tells
+ * whether the LEN bytes at S are printable ASCII with no quote or
+ * backslash, which every format takes as they are (in quotes for YAML
+ * and JSON); emit_plain() emits such a string without looking at it
+ * again, as emit_strn() would.
+ */
+bool emit_is_plain(const char *s, size_t len);
+void emit_plain(struct emit *e, const char *key, const char *s, size_t len);
+
+/*
  * A command failed before its document began: JSON and YAML print an
  * error document instead, {"schema": "memprof-data/error/1", "error":
  * {"file": FILE, "message": MESSAGE}}, so that a consumer always gets a

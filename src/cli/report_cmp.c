@@ -72,6 +72,7 @@ static void emit_matching(struct emit *e, const struct cmp *c)
 struct frame_text {
 	const char *s;		/* NULL: not made yet */
 	uint32_t len;
+	bool plain;		/* emit_is_plain() */
 };
 
 struct frame_texts {
@@ -133,7 +134,10 @@ static bool emit_frame_text(struct emit *e, const struct mp_frame *f,
 
 static void emit_frame_cached(struct emit *e, const struct frame_text *ft)
 {
-	emit_strn(e, NULL, ft->s, ft->len);
+	if (ft->plain)
+		emit_plain(e, NULL, ft->s, ft->len);
+	else
+		emit_strn(e, NULL, ft->s, ft->len);
 }
 
 /*
@@ -186,6 +190,7 @@ static bool emit_frames(struct emit *e, const struct cmp *c,
 		ft->s = len <= UINT32_MAX
 			? mp_arena_memdup(&sp->arena, s, len + 1) : NULL;
 		ft->len = (uint32_t)len;
+		ft->plain = emit_is_plain(s, len);
 		free(s);
 		if (!ft->s)
 			return false;

@@ -39,6 +39,29 @@ else
 	notok "escapes: $(grep -a 'hxy' text.out | head -n 1) $(grep -a 'bad' utext.out | head -n 1)"
 fi
 
+# diff prints each frame's text from a cache, checked once for escapes:
+# a frame on many rows gets the same escapes on each, in every format, as
+# show's (a quote and a backslash: printable, but quoted in JSON and YAML).
+# recurse() is 21 frames of basic's stacks.
+python3 "$ROOT/tests/cli/rename_function.py" "$FX/basic.pie" odd.pie recurse \
+	'r\xc2\x9b\"\\ee'
+"$MD" merge --no-progress --binary=odd.pie -o odd.memprof "$FX/basic.pie.v4.profraw" 2>/dev/null
+for fmt in text json yaml; do
+	"$MD" diff --format=$fmt odd.memprof odd.memprof >d$fmt.out 2>/dev/null
+done
+if [ "$(grep -cF '      - r\u009b"\ee /fixtures/src/basic.c:' dtext.out)" = 21 ] &&
+   [ "$(grep -cF '"r\u009b\"\\ee /fixtures/src/basic.c:' djson.out)" = 21 ] &&
+   [ "$(grep -cF '      - "r\u009b\"\\ee /fixtures/src/basic.c:' dyaml.out)" = 21 ] &&
+   ! LC_ALL=C grep -q "$(printf '\302\233')" dtext.out djson.out dyaml.out &&
+   python3 -c 'import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+frames = [f for r in rows for f in r.get("frames", [])]
+assert sum(f.startswith("r\u009b\"\\ee /fixtures") for f in frames) == 21, frames' djson.out; then
+	ok "diff: a frame on many rows is escaped alike on each, in text, JSON and YAML"
+else
+	notok "diff escapes: $(grep -a -m 2 'ee /fixtures' dtext.out dyaml.out | tr '\n' ' ')"
+fi
+
 # --binary=DIR.
 "$MD" show --binary="$tmp" "$FX/cxx.v4.profraw" >/dev/null 2>err
 if grep -q 'is a directory, not an executable' err && ! grep -q 'file descriptor' err; then
