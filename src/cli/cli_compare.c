@@ -83,29 +83,36 @@ void cmp_cli_init(struct cmp_cli *co)
 }
 
 /*
- * Load one side: every context of PATH, symbolized through SYM.  An
- * indexed file's stacks are expanded only with EXPAND (a flame graph
- * draws them all); matching needs none of them, and the report expands
- * those it prints.
+ * Load both sides, the two files read at once, then symbolize each
+ * through SYM.  An indexed file's stacks are expanded only with EXPAND (a
+ * flame graph draws them all); matching needs none of them, and the
+ * report expands those it prints.  A failure is told of the first side
+ * that failed, as if the sides were loaded one after the other.
  */
-static int load_side(struct view *v, const char *path, struct sym_ctx *sym,
-		     const struct cli_sym *so, bool expand, struct emit *e)
+static int load_sides(struct view *v[2], const char *path[2],
+		      struct sym_ctx *sym, const struct cli_sym *so,
+		      bool expand, struct emit *e)
 {
-	struct mp_err err = { 0 };
+	struct mp_err err[2] = { { 0 }, { 0 } };
+	enum mp_errcode rc[2];
+	int i;
 
-	v->read.max_size = so->max_input;
-	if (view_add_file(v, path, NULL, &err) ||
-	    ((v->nraws || v->nllvm) &&
-	     view_symbolize(v, sym, cli_sym_stack_flags(so), NULL, &err))) {
-		emit_error(e, path, mp_errmsg(&err));
-		return cli_fail(path, &err);
-	}
-	view_set_frame_rules(v, &so->alloc, so->keep_runtime);
-	if (expand && view_expand_all(v, &err)) {
-		emit_error(e, path, mp_errmsg(&err));
-		return cli_fail(path, &err);
+	v[0]->read.max_size = v[1]->read.max_size = so->max_input;
+	view_add_file_pair(v, path, rc, err);
+	for (i = 0; i < 2; i++) {
+		if (rc[i] ||
+		    ((v[i]->nraws || v[i]->nllvm) &&
+		     view_symbolize(v[i], sym, cli_sym_stack_flags(so), NULL,
+				    &err[i])))
+			goto fail;
+		view_set_frame_rules(v[i], &so->alloc, so->keep_runtime);
+		if (expand && view_expand_all(v[i], &err[i]))
+			goto fail;
 	}
 	return EXIT_OK;
+fail:
+	emit_error(e, path[i], mp_errmsg(&err[i]));
+	return cli_fail(path[i], &err[i]);
 }
 
 /*
@@ -169,7 +176,8 @@ int cmp_cli_run(struct cmp_cli *co, const struct cli_command *cmd,
 		   int argc, char **argv, struct report_diff_opts *diff)
 {
 	struct sym_ctx sym = { 0 };
-	struct view base, test;
+	struct view base, test, *sides[2] = { &base, &test };
+	const char *paths[2];
 	struct cmp c = { 0 };
 	struct mp_err err = { 0 };
 	struct emit *e = NULL;
@@ -186,8 +194,8 @@ int cmp_cli_run(struct cmp_cli *co, const struct cli_command *cmd,
 	}
 	if ((rc = cli_sym_usage(cmd, &co->so)))
 		goto out;
-	co->ro.base_path = argv[optind];
-	co->ro.test_path = argv[optind + 1];
+	co->ro.base_path = paths[0] = argv[optind];
+	co->ro.test_path = paths[1] = argv[optind + 1];
 	e = emit_open(co->fmt, stdout);
 	if (!e) {
 		rc = EXIT_ERROR;
@@ -195,8 +203,7 @@ int cmp_cli_run(struct cmp_cli *co, const struct cli_command *cmd,
 		goto out;
 	}
 	if ((rc = cli_sym_setup(&co->so, &sym)) ||
-	    (rc = load_side(&base, co->ro.base_path, &sym, &co->so, svg, e)) ||
-	    (rc = load_side(&test, co->ro.test_path, &sym, &co->so, svg, e)))
+	    (rc = load_sides(sides, paths, &sym, &co->so, svg, e)))
 		goto out;
 	rc = EXIT_ERROR;
 	if (cmp_build(&c, &base, &test, co->ro.match, &err)) {

@@ -1,6 +1,7 @@
 #include "view.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -606,6 +607,40 @@ enum mp_errcode view_add_file(struct view *v, const char *path,
 	if (rc)
 		return rc;
 	return view_add_buf(v, path, &buf, function, err);
+}
+
+struct add_job {
+	struct view *v;
+	const char *path;
+	struct mp_err *err;
+	enum mp_errcode rc;
+};
+
+static void *add_job_run(void *arg)
+{
+	struct add_job *j = arg;
+
+	j->rc = view_add_file(j->v, j->path, NULL, j->err);
+	return NULL;
+}
+
+void view_add_file_pair(struct view *v[2], const char *path[2],
+			enum mp_errcode rc[2], struct mp_err err[2])
+{
+	struct add_job j[2] = {
+		{ v[0], path[0], &err[0], MP_OK },
+		{ v[1], path[1], &err[1], MP_OK },
+	};
+	pthread_t t;
+	bool threaded = pthread_create(&t, NULL, add_job_run, &j[1]) == 0;
+
+	add_job_run(&j[0]);
+	if (threaded)
+		pthread_join(t, NULL);
+	else
+		add_job_run(&j[1]);
+	rc[0] = j[0].rc;
+	rc[1] = j[1].rc;
 }
 
 enum mp_errcode view_add_buf(struct view *v, const char *path,

@@ -124,6 +124,14 @@ enum mp_errcode view_add_file(struct view *v, const char *path,
 			      const char *function, struct mp_err *err);
 
 /*
+ * view_add_file() of PATH[0] into V[0] and of PATH[1] into V[1] (two
+ * different views), the two files read and decoded at once on two
+ * threads: a comparison's sides.  RC[i] and ERR[i] tell how side i went.
+ */
+void view_add_file_pair(struct view *v[2], const char *path[2],
+			enum mp_errcode rc[2], struct mp_err err[2]);
+
+/*
  * The same for a file already in memory: BUF is taken over (emptied),
  * whatever the outcome; PATH names the input.
  */

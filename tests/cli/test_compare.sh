@@ -110,6 +110,19 @@ check "--by=function --metrics=allocs" "$tmp/f.json" \
 [ $? -eq 2 ] && ok "overlap with one profile is a usage error" || notok "overlap arity"
 "$MD" overlap "$S/base.profraw" "$S/nosuch.profraw" >/dev/null 2>"$tmp/err"
 [ $? -eq 1 ] && grep -q "nosuch.profraw': cannot open" "$tmp/err" && ok "a missing input is named" || notok "missing input"
+# The two sides are read at once; a failure is told as if one after the
+# other: the base's when both fail, else the side that failed.
+"$MD" diff "$S/nosuch1.profraw" "$S/nosuch2.profraw" >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "nosuch1.profraw': cannot open" "$tmp/err" &&
+	! grep -q nosuch2 "$tmp/err" && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+	ok "both sides missing: the base is named, once" ||
+	notok "both missing: $(cat "$tmp/err")"
+head -c 1000 "$S/grow1.profraw" >"$tmp/cut.profraw"
+"$MD" diff --format=json $B "$S/base.profraw" "$tmp/cut.profraw" >"$tmp/cut.json" 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "cut.profraw'" "$tmp/err" && ! grep -q "base.profraw" "$tmp/err" &&
+	grep -q '"file": ".*cut.profraw"' "$tmp/cut.json" &&
+	ok "a truncated test side is named, on stderr and in the JSON error document" ||
+	notok "truncated test side: $(cat "$tmp/err" "$tmp/cut.json")"
 "$MD" diff --fail-if=Bogus:+5% "$S/base.profraw" "$S/grow1.profraw" >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q "unknown metric 'Bogus'" "$tmp/err" &&
 	ok "an unknown metric in a gate is named" || notok "unknown metric: $(cat "$tmp/err")"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Threads: merge -j 1 and -j 8 give the same bytes on raw inputs, on
 # indexed inputs (opened by the workers concurrently) and on a mix; show
-# and diff of the results.  `make check-tsan` runs this script with
+# and diff of the results (diff reads its two sides on two threads).  `make check-tsan` runs this script with
 # memprof-data built under ThreadSanitizer (halt_on_error=1), where a data
 # race fails the command; in `make check` it is a determinism test.
 set -u
@@ -64,4 +64,15 @@ if [ $rc -eq 0 ] && grep -q 'result: pass' "$tmp/diff"; then
 	ok "diff of a merge against the -j 8 merge of 96 inputs"
 else
 	notok "diff: status $rc: $(cat "$tmp/err")"
+fi
+# shellcheck disable=SC2086
+"$MD" diff --format=json $bins "$FX/basic.pie.v4.profraw.zst" "$FX/cxx.v4.profraw" \
+	>"$tmp/rdiff" 2>"$tmp/err"
+rc=$?
+if [ $rc -eq 0 ] && python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["rows"] and d["matching"]' "$tmp/rdiff" 2>>"$tmp/err"; then
+	ok "diff of two raw profiles, read at once and symbolized"
+else
+	notok "raw diff: status $rc: $(cat "$tmp/err")"
 fi
