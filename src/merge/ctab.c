@@ -132,6 +132,22 @@ static enum mp_errcode add_hist(struct mp_arena *a, struct ctab_entry *e,
 	return MP_OK;
 }
 
+/*
+ * Does E hold stack KEYS[0..N-1]?  A loop, not memcmp(): stacks are a
+ * dozen keys, and the call and its length dispatch cost more than that.
+ */
+static bool same_keys(const struct ctab_entry *e, const uint64_t *keys,
+		      uint32_t n)
+{
+	uint64_t diff = 0;
+
+	if (e->nkeys != n)
+		return false;
+	for (uint32_t k = 0; k < n; k++)
+		diff |= e->keys[k] ^ keys[k];
+	return diff == 0;
+}
+
 static enum mp_errcode fold_locked(struct ctab_shard *sh, struct mp_arena *a,
 				   const uint64_t *keys, uint32_t n, uint64_t hash,
 				   const struct mp_mib *mib, const uint64_t *hist,
@@ -139,22 +155,24 @@ static enum mp_errcode fold_locked(struct ctab_shard *sh, struct mp_arena *a,
 				   uint32_t nsamp, uint64_t weight,
 				   struct ctab_entry **added)
 {
-	struct mp_mib m = *mib;
+	struct mp_mib scaled;
 	struct ctab_entry *e;
 	size_t i;
 
 	*added = NULL;
-	if (weight > 1)
-		mib_scale(&m, weight);
+	if (weight > 1) {
+		scaled = *mib;
+		mib_scale(&scaled, weight);
+		mib = &scaled;
+	}
 	if (!make_room(sh, 1))
 		return MP_E_NOMEM;
 	for (i = home(hash, sh->mask); (e = sh->slots[i].e);
 	     i = (i + 1) & sh->mask)
-		if (sh->slots[i].hash == hash && e->nkeys == n &&
-		    memcmp(e->keys, keys, (size_t)n * sizeof(*keys)) == 0)
+		if (sh->slots[i].hash == hash && same_keys(e, keys, n))
 			break;
 	if (e) {
-		mib_fold(&e->mib, &m);
+		mib_fold(&e->mib, mib);
 		e->mib.v[MIB_AccessHistogramSize] = e->nhist;
 	} else {
 		size_t size;
@@ -169,7 +187,7 @@ static enum mp_errcode fold_locked(struct ctab_shard *sh, struct mp_arena *a,
 		e->hist = NULL;
 		e->samp = NULL;
 		e->nhist = e->nsamp = e->node1 = 0;
-		e->mib = m;
+		e->mib = *mib;
 		e->mib.v[MIB_AccessHistogramSize] = 0;
 		memcpy(e->keys, keys, (size_t)n * sizeof(*keys));
 		sh->slots[i] = (struct ctab_slot){ hash, e };
