@@ -50,14 +50,22 @@ struct segmap {
  */
 #define MERGE_BATCH 4096
 
+/*
+ * A range of a profile's memory map where a PC's location key is the PC
+ * plus a constant: PCs in [lo, lo + span) have the key pc + add, which is
+ * space << LOC_BITS | value with the value below 2^LOC_BITS, no escape
+ * needed.  A span of 0 holds no PC.
+ */
+struct fast_range {
+	uint64_t lo, span, add;
+};
+
 /* What a worker reuses from one raw input to the next. */
 struct scratch {
 	struct segmap *segs;		/* every profile's, back to back */
 	size_t asegs;
 	size_t *base;			/* profile -> its first segment */
 	size_t abase;
-	uint64_t *pcs;			/* one stack's PCs */
-	size_t apcs;
 	struct mp_buf in;		/* its bytes, the memory kept for the
 					 * next input */
 	struct raw_file rf;		/* the input being folded */
@@ -76,9 +84,11 @@ struct scratch {
 	size_t nbatch;
 	uint64_t *batch_keys;		/* their keys, back to back */
 	size_t nbatch_keys, abatch_keys;
-	/* The profile being folded, its last segment, and whether a PC in
-	 * no segment was reported for this input. */
+	/* The profile being folded, its last segment, the two ranges of its
+	 * map last used, and whether a PC in no segment was reported for
+	 * this input. */
 	size_t cur, hint;
+	struct fast_range fast[2];
 	bool warned_unmapped;
 };
 
@@ -86,7 +96,6 @@ static void scratch_release(struct scratch *s)
 {
 	free(s->segs);
 	free(s->base);
-	free(s->pcs);
 	mp_buf_release(&s->in);
 	raw_file_release(&s->rf);
 	ht_map_release(&s->seen);
@@ -417,22 +426,85 @@ static enum mp_errcode flush(struct merge *m, struct scratch *s,
 }
 
 /*
- * Fold a context of profile P of RF (its NPCS PCS, MIB and histogram)
- * into the table, its stack as location keys: at once if it has a
- * histogram, else in a batch (flush() folds the rest).  Runs in a
- * worker; takes m->lock only to learn a segment.
+ * The location key of PC, the K-th of a stack of profile P, the slow way:
+ * its segment found (and learnt, the first time), an escape interned if
+ * need be.  *CUT: the stack ends before PC.  A range whose keys need no
+ * escape becomes S's first fast range, the other one its second.
  */
-static enum mp_errcode fold_pcs(struct merge *m, struct scratch *s,
-				const struct raw_file *rf, size_t p,
-				const uint64_t *pcs, uint32_t npcs,
-				const struct mp_mib *mib, const uint64_t *hist,
-				uint32_t nhist, const struct mp_samp *samp,
-				uint32_t nsamp, uint64_t weight,
-				struct mp_err *err)
+static __attribute__((noinline)) enum mp_errcode
+key_of_pc(struct merge *m, struct scratch *s, const struct raw_profile *prof,
+	  size_t p, uint64_t pc, uint32_t k, uint64_t *key, bool *cut,
+	  struct mp_err *err)
+{
+	uint64_t space = SPACE_ADDRESS, value = pc;
+	int64_t seg = raw_segment_of(prof, pc, &s->hint);
+	enum mp_errcode rc;
+
+	*cut = false;
+	if (seg >= 0) {
+		const struct raw_seg_range *r = &prof->ranges[s->hint];
+		struct segmap *sm = &s->segs[s->base[p] + (size_t)seg];
+		uint64_t first, last;
+
+		if (!sm->known &&
+		    (rc = learn_segment(m, prof, &prof->segments[seg], pc, sm,
+					err)))
+			return rc;
+		space = sm->space;
+		value = pc + sm->delta;
+		first = r->start + sm->delta;
+		last = r->end - 1 + sm->delta;
+		if (space <= LOC_MAX_SPACE && r->end > r->start &&
+		    first <= last && last <= LOC_MASK) {
+			s->fast[1] = s->fast[0];
+			s->fast[0] = (struct fast_range){
+				r->start, r->end - r->start,
+				sm->delta + (space << LOC_BITS),
+			};
+		}
+	} else if (k > 0 && !m->opts.keep_bad_frames && prof->nranges) {
+		/*
+		 * Past code without frame pointers an unwinder reads garbage:
+		 * cut the stack at its first PC after the leaf in no segment
+		 * (as sym_stack_symbolize() does for show), unless told to
+		 * keep it.
+		 */
+		*cut = true;
+		return MP_OK;
+	} else if (!s->warned_unmapped) {
+		/* For sym_map_pc()'s warning, once per input. */
+		struct sym_addr a;
+
+		s->warned_unmapped = true;
+		pthread_mutex_lock(&m->sym_lock);
+		rc = sym_map_pc(m->sym, prof, pc, &a, err);
+		pthread_mutex_unlock(&m->sym_lock);
+		if (rc)
+			return rc;
+	}
+	if ((rc = loc_key(m, space, value, key)))
+		return mp_fail(err, rc, NULL);
+	return MP_OK;
+}
+
+/*
+ * Fold a context of profile P of RF (its NPCS PCs, MIB and histogram)
+ * into the table, its stack as location keys: at once if it has a
+ * histogram, else in a batch (flush() folds the rest).  The PCs are
+ * u64 values at PCS, or little-endian bytes there if BYTES (straight from
+ * the input: no copy).  Runs in a worker; takes m->lock only to learn a
+ * segment.
+ */
+static inline __attribute__((always_inline)) enum mp_errcode
+fold_pcs(struct merge *m, struct scratch *s, const struct raw_file *rf,
+	 size_t p, const void *pcs, bool bytes, uint32_t npcs,
+	 const struct mp_mib *mib, const uint64_t *hist, uint32_t nhist,
+	 const struct mp_samp *samp, uint32_t nsamp, uint64_t weight,
+	 struct mp_err *err)
 {
 	const struct raw_profile *prof = &rf->profiles[p];
-	bool cut = !m->opts.keep_bad_frames && prof->nranges;
 	uint64_t *keys, hash = CTAB_HASH_SEED;
+	struct fast_range f0, f1;
 	enum mp_errcode rc;
 	struct ctab_entry *added;
 
@@ -441,6 +513,7 @@ static enum mp_errcode fold_pcs(struct merge *m, struct scratch *s,
 	if (p != s->cur) {
 		s->cur = p;
 		s->hint = 0;
+		memset(s->fast, 0, sizeof(s->fast));
 	}
 	if (!s->batch && (!(s->batch = malloc(MERGE_BATCH * sizeof(*s->batch))) ||
 			  !(s->batch_mib = malloc(MERGE_BATCH * sizeof(*s->batch_mib))) ||
@@ -448,48 +521,40 @@ static enum mp_errcode fold_pcs(struct merge *m, struct scratch *s,
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	if (!MP_GROW(s->batch_keys, s->abatch_keys, s->nbatch_keys + npcs))
 		return mp_fail(err, MP_E_NOMEM, NULL);
-	/* One pass over the PCs: the segment, the key, the hash. */
+	/*
+	 * One pass over the PCs: the key, the hash.  Most PCs fall in one of
+	 * the two ranges of the map used last (the program's code, and the C
+	 * library's at a stack's root), whose keys are the PC plus a
+	 * constant; key_of_pc() does the rest.
+	 */
 	keys = s->batch_keys + s->nbatch_keys;
+	f0 = s->fast[0];
+	f1 = s->fast[1];
 	for (uint32_t k = 0; k < npcs; k++) {
-		uint64_t pc = pcs[k], space = SPACE_ADDRESS, value = pc;
-		int64_t seg = raw_segment_of(prof, pc, &s->hint);
-		struct segmap *sm;
+		uint64_t pc = bytes ? mp_le64((const unsigned char *)pcs + 8 * (size_t)k)
+				    : ((const uint64_t *)pcs)[k];
+		uint64_t key;
 
-		if (seg >= 0) {
-			sm = &s->segs[s->base[p] + (size_t)seg];
-			if (!sm->known) {
-				rc = learn_segment(m, prof,
-						   &prof->segments[seg], pc, sm,
-						   err);
-				if (rc)
-					return rc;
-			}
-			space = sm->space;
-			value = pc + sm->delta;
-		} else if (k > 0 && cut) {
-			/*
-			 * Past code without frame pointers an unwinder reads
-			 * garbage: cut the stack at its first PC after the
-			 * leaf in no segment (as sym_stack_symbolize() does
-			 * for show), unless told to keep it.
-			 */
-			npcs = k;
-			__atomic_fetch_add(&m->cut, 1, __ATOMIC_RELAXED);
-			break;
-		} else if (!s->warned_unmapped) {
-			/* For sym_map_pc()'s warning, once per input. */
-			struct sym_addr a;
+		if (pc - f0.lo < f0.span) {
+			key = pc + f0.add;
+		} else if (pc - f1.lo < f1.span) {
+			key = pc + f1.add;
+		} else {
+			bool cut;
 
-			s->warned_unmapped = true;
-			pthread_mutex_lock(&m->sym_lock);
-			rc = sym_map_pc(m->sym, prof, pc, &a, err);
-			pthread_mutex_unlock(&m->sym_lock);
+			rc = key_of_pc(m, s, prof, p, pc, k, &key, &cut, err);
 			if (rc)
 				return rc;
+			if (cut) {
+				npcs = k;
+				__atomic_fetch_add(&m->cut, 1, __ATOMIC_RELAXED);
+				break;
+			}
+			f0 = s->fast[0];
+			f1 = s->fast[1];
 		}
-		if ((rc = loc_key(m, space, value, &keys[k])))
-			return mp_fail(err, rc, NULL);
-		hash = ctab_hash_step(hash, keys[k]);
+		keys[k] = key;
+		hash = ctab_hash_step(hash, key);
 	}
 	hash = ctab_hash_end(hash, npcs);
 	if (nhist == 0 && nsamp == 0) {
@@ -528,12 +593,9 @@ static enum mp_errcode fold_record(void *arg, const struct raw_record *r,
 		if ((rc = setup_raw(w->m, s, w->rf, err)))
 			return rc;
 	}
-	if (!MP_GROW(s->pcs, s->apcs, r->npcs + 1))
-		return mp_fail(err, MP_E_NOMEM, NULL);
-	for (uint32_t k = 0; k < r->npcs; k++)
-		s->pcs[k] = mp_le64(r->pcs + (size_t)k * 8);
-	return fold_pcs(w->m, s, w->rf, r->profile, s->pcs, r->npcs, r->mib,
-			r->hist, r->nhist, r->samp, r->nsamp, w->weight, err);
+	return fold_pcs(w->m, s, w->rf, r->profile, r->pcs, true, r->npcs,
+			r->mib, r->hist, r->nhist, r->samp, r->nsamp, w->weight,
+			err);
 }
 
 /*
@@ -566,8 +628,9 @@ static enum mp_errcode fold_raw(struct merge *m, struct scratch *s,
 	for (size_t i = 0; !walked && i < rf->ncontexts; i++) {
 		const struct raw_context *c = &rf->contexts[i];
 
-		rc = fold_pcs(m, s, rf, c->profile, c->pcs, c->npcs, &c->mib,
-			      c->hist, c->nhist, c->samp, c->nsamp, weight, err);
+		rc = fold_pcs(m, s, rf, c->profile, c->pcs, false, c->npcs,
+			      &c->mib, c->hist, c->nhist, c->samp, c->nsamp,
+			      weight, err);
 		if (rc)
 			return rc;
 	}
