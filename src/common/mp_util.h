@@ -147,7 +147,10 @@ bool mp_grow(void **array, size_t *alloc, size_t need, size_t elem);
  * a huge page).  Free it with free(); realloc() works on it.
  */
 void *mp_alloc_big(size_t size);
-/* The same, zeroed, for N elements of SIZE bytes (calloc's contract). */
+/*
+ * The same, zeroed by writing, for N elements of SIZE bytes (calloc's
+ * contract, but every page mapped: for tables read before written).
+ */
 void *mp_calloc_big(size_t n, size_t size);
 
 /* The common case, room already there, without a call: a merge grows

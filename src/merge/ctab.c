@@ -86,7 +86,7 @@ static bool make_room(struct ctab_shard *sh, size_t more)
 		if (!mp_mul(cap, 2, &cap))
 			return false;
 	while (cap < need);
-	if (!(slots = calloc(cap, sizeof(*slots))))
+	if (!(slots = mp_calloc_big(cap, sizeof(*slots))))
 		return false;
 	for (size_t i = 0; sh->slots && i <= sh->mask; i++) {
 		size_t j = home(sh->slots[i].hash, cap - 1);
