@@ -152,6 +152,22 @@ enum mp_errcode idx_builder_add_node(struct idx_builder *b, uint32_t node,
 				     uint64_t weight, struct mp_err *err);
 
 /*
+ * idx_builder_add_node() without the copies, for a caller whose contexts
+ * outlive the write (merge's table, tens of MB the builder would
+ * otherwise copy into fresh memory): a node without a context gets MIB,
+ * HIST[0..NHIST-1] and SAMP[0..NSAMP-1] themselves as its context
+ * (weight 1; MIB's AccessHistogramSize must be NHIST).  From then on they
+ * are the builder's to change in place (other contexts of the node are
+ * folded into them): the caller must neither change nor free them before
+ * idx_builder_release().  A node that has a context gets them folded in,
+ * copied as idx_builder_add_node() would.
+ */
+enum mp_errcode idx_builder_lend_node(struct idx_builder *b, uint32_t node,
+				      struct mp_mib *mib, uint64_t *hist,
+				      uint32_t nhist, struct mp_samp *samp,
+				      uint32_t nsamp, struct mp_err *err);
+
+/*
  * Fold the sample entries S[0..NS-1] (struct mp_samp, sorted by interval)
  * of the context just added, scaled by WEIGHT like its MIB, into it.
  */

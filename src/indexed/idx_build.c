@@ -179,8 +179,10 @@ void idx_builder_release(struct idx_builder *b)
 	if (!b)
 		return;
 	for (size_t i = 0; i < b->nctxs; i++) {
-		free(b->ctxs[i].hist);
-		free(b->ctxs[i].samp);
+		if (b->ctxs[i].own & BCTX_OWN_HIST)
+			free(b->ctxs[i].hist);
+		if (b->ctxs[i].own & BCTX_OWN_SAMP)
+			free(b->ctxs[i].samp);
 	}
 	free(b->strs);
 	free(b->paths);
@@ -227,25 +229,70 @@ void idx_builder_count_inputs(struct idx_builder *b, uint64_t n)
 	b->inputs += n;
 }
 
+/*
+ * Make C's histogram the builder's own, with room for N counts: a lent
+ * one is copied (it cannot be grown in place).
+ */
+static bool own_hist(struct idx_bctx *c, uint32_t n)
+{
+	uint64_t *h;
+
+	if (n < c->nhist)
+		n = c->nhist;
+	if ((c->own & BCTX_OWN_HIST) && n == c->nhist)
+		return true;
+	if (c->own & BCTX_OWN_HIST) {
+		if (!(h = realloc(c->hist, (size_t)n * sizeof(*h))))
+			return false;
+	} else {
+		if (!(h = malloc((size_t)n * sizeof(*h))))
+			return false;
+		if (c->nhist)
+			memcpy(h, c->hist, (size_t)c->nhist * sizeof(*h));
+	}
+	memset(h + c->nhist, 0, (size_t)(n - c->nhist) * sizeof(*h));
+	c->hist = h;
+	c->nhist = n;
+	c->own |= BCTX_OWN_HIST;
+	return true;
+}
+
 static enum mp_errcode add_hist(struct idx_bctx *c, const uint64_t *hist,
 				uint32_t nhist, uint64_t weight)
 {
-	if (nhist > c->nhist) {
-		uint64_t *h = realloc(c->hist, (size_t)nhist * sizeof(*h));
-
-		if (!h)
-			return MP_E_NOMEM;
-		memset(h + c->nhist, 0, (size_t)(nhist - c->nhist) * sizeof(*h));
-		c->hist = h;
-	}
+	if (nhist > c->nhist && !own_hist(c, nhist))
+		return MP_E_NOMEM;
 	for (uint32_t i = 0; i < nhist; i++) {
 		uint64_t v, s;
 
 		v = __builtin_mul_overflow(hist[i], weight, &v) ? UINT64_MAX : v;
 		c->hist[i] = __builtin_add_overflow(c->hist[i], v, &s) ? UINT64_MAX : s;
 	}
-	if (nhist > c->nhist)
-		c->nhist = nhist;
+	return MP_OK;
+}
+
+/* Fold sample entries S[0..NS-1], scaled by WEIGHT, into C's. */
+static enum mp_errcode add_samples(struct idx_builder *b, struct idx_bctx *c,
+				   const struct mp_samp *s, uint32_t ns,
+				   uint64_t weight)
+{
+	struct mp_samp *list;
+	size_t n = (size_t)c->nsamp + ns;
+
+	if (!ns)
+		return MP_OK;
+	if (c->own & BCTX_OWN_SAMP) {
+		list = realloc(c->samp, n * sizeof(*list));
+	} else if ((list = malloc(n * sizeof(*list))) && c->nsamp) {
+		memcpy(list, c->samp, (size_t)c->nsamp * sizeof(*list));
+	}
+	if (!list)
+		return MP_E_NOMEM;
+	if (!c->nsamp)
+		b->nsampled++;
+	c->samp = list;
+	c->own |= BCTX_OWN_SAMP;
+	mp_samp_fold(c->samp, &c->nsamp, s, ns, weight ? weight : 1);
 	return MP_OK;
 }
 
@@ -295,13 +342,12 @@ enum mp_errcode idx_builder_node(struct idx_builder *b, const uint32_t *frames,
 	return MP_OK;
 }
 
-enum mp_errcode idx_builder_add_node(struct idx_builder *b, uint32_t node,
-				     const struct mp_mib *mib,
-				     const uint64_t *hist, uint32_t nhist,
-				     uint64_t weight, struct mp_err *err)
+/* Node NODE's context, made if new (*FRESH), with a null MIB. */
+static enum mp_errcode node_ctx(struct idx_builder *b, uint32_t node,
+				struct idx_bctx **out, bool *fresh,
+				struct mp_err *err)
 {
 	struct idx_bctx *c;
-	struct mp_mib m = *mib;
 
 	if (node >= b->ntrie)
 		return mp_fail(err, MP_E_INVALID, "trie node %u out of range",
@@ -314,24 +360,77 @@ enum mp_errcode idx_builder_add_node(struct idx_builder *b, uint32_t node,
 		memset(b->node_ctx + old, 0,
 		       (b->anode_ctx - old) * sizeof(*b->node_ctx));
 	}
+	*fresh = !b->node_ctx[node];
+	if (!*fresh) {
+		*out = &b->ctxs[b->node_ctx[node] - 1];
+		return MP_OK;
+	}
+	if (!MP_GROW(b->ctxs, b->actxs, b->nctxs + 1))
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	c = &b->ctxs[b->nctxs];
+	memset(c, 0, sizeof(*c));
+	c->node = node;
+	b->node_ctx[node] = (uint32_t)++b->nctxs;
+	*out = c;
+	return MP_OK;
+}
+
+enum mp_errcode idx_builder_add_node(struct idx_builder *b, uint32_t node,
+				     const struct mp_mib *mib,
+				     const uint64_t *hist, uint32_t nhist,
+				     uint64_t weight, struct mp_err *err)
+{
+	struct idx_bctx *c;
+	struct mp_mib m = *mib;
+	enum mp_errcode rc;
+	bool fresh;
+
 	if (weight > 1)
 		mib_scale(&m, weight);
-	if (b->node_ctx[node]) {
-		c = &b->ctxs[b->node_ctx[node] - 1];
-		mib_fold(&c->mib, &m);
-	} else {
-		if (!MP_GROW(b->ctxs, b->actxs, b->nctxs + 1))
+	if ((rc = node_ctx(b, node, &c, &fresh, err)))
+		return rc;
+	if (fresh) {
+		if (!(c->mib = mp_arena_alloc_uninit(&b->arena, sizeof(*c->mib))))
 			return mp_fail(err, MP_E_NOMEM, NULL);
-		c = &b->ctxs[b->nctxs];
-		memset(c, 0, sizeof(*c));
-		c->node = node;
-		c->mib = m;
-		b->node_ctx[node] = (uint32_t)++b->nctxs;
+		*c->mib = m;
+		c->own = BCTX_OWN_HIST | BCTX_OWN_SAMP;
+	} else {
+		mib_fold(c->mib, &m);
 	}
 	b->last = c;
 	if (nhist && add_hist(c, hist, nhist, weight ? weight : 1))
 		return mp_fail(err, MP_E_NOMEM, NULL);
-	c->mib.v[MIB_AccessHistogramSize] = c->nhist;
+	c->mib->v[MIB_AccessHistogramSize] = c->nhist;
+	return MP_OK;
+}
+
+enum mp_errcode idx_builder_lend_node(struct idx_builder *b, uint32_t node,
+				      struct mp_mib *mib, uint64_t *hist,
+				      uint32_t nhist, struct mp_samp *samp,
+				      uint32_t nsamp, struct mp_err *err)
+{
+	struct idx_bctx *c;
+	enum mp_errcode rc;
+	bool fresh;
+
+	if ((rc = node_ctx(b, node, &c, &fresh, err)))
+		return rc;
+	b->last = c;
+	if (fresh) {
+		c->mib = mib;
+		c->hist = hist;
+		c->nhist = nhist;
+		c->samp = samp;
+		c->nsamp = nsamp;
+		if (nsamp)
+			b->nsampled++;
+		return MP_OK;
+	}
+	mib_fold(c->mib, mib);
+	if ((nhist && add_hist(c, hist, nhist, 1)) ||
+	    add_samples(b, c, samp, nsamp, 1))
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	c->mib->v[MIB_AccessHistogramSize] = c->nhist;
 	return MP_OK;
 }
 
@@ -352,33 +451,31 @@ enum mp_errcode idx_builder_add_samples(struct idx_builder *b,
 					const struct mp_samp *s, uint32_t ns,
 					uint64_t weight, struct mp_err *err)
 {
-	struct idx_bctx *c = b->last;
-	struct mp_samp *list;
-
 	if (!ns)
 		return MP_OK;
-	if (!c)
+	if (!b->last)
 		return mp_fail(err, MP_E_INVALID, "sample entries before a context");
-	list = realloc(c->samp, ((size_t)c->nsamp + ns) * sizeof(*list));
-	if (!list)
-		return mp_fail(err, MP_E_NOMEM, NULL);
-	if (!c->nsamp)
-		b->nsampled++;
-	c->samp = list;
-	mp_samp_fold(c->samp, &c->nsamp, s, ns, weight ? weight : 1);
-	return MP_OK;
+	return add_samples(b, b->last, s, ns, weight) ?
+	       mp_fail(err, MP_E_NOMEM, NULL) : MP_OK;
 }
 
 size_t idx_builder_saturated(const struct idx_builder *b)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < b->nctxs; i++)
+	for (size_t i = 0; i < b->nctxs; i++) {
+		const struct mp_mib *m = b->ctxs[i].mib;
+
+		/* Lent MIBs lie anywhere in the caller's memory. */
+		if (i + 8 < b->nctxs)
+			for (size_t at = 0; at < sizeof(*m); at += 64)
+				__builtin_prefetch((const char *)b->ctxs[i + 8].mib + at);
 		for (int f = 0; f < MIB__COUNT; f++)
-			if (b->ctxs[i].mib.v[f] == UINT64_MAX) {
+			if (m->v[f] == UINT64_MAX) {
 				n++;
 				break;
 			}
+	}
 	return n;
 }
 

@@ -71,13 +71,22 @@ struct idx_rec {
 	uint32_t a, b;		/* paths: name, parent+1; trie: frame, parent+1 */
 };
 
+/*
+ * A context: its MIB, histogram and sample entries are the builder's own
+ * (the MIB in b->arena, the others malloc'ed, as OWN says), or lent by
+ * the caller (idx_builder_lend_node()) and changed in place.
+ */
 struct idx_bctx {
 	uint32_t node;
 	uint32_t nhist;
-	uint64_t *hist;
-	struct mp_samp *samp;	/* nsamp entries by interval (malloc'ed) */
 	uint32_t nsamp;
-	struct mp_mib mib;
+	uint32_t own;		/* BCTX_OWN_*: what release frees */
+	uint64_t *hist;		/* nhist access counts */
+	struct mp_samp *samp;	/* nsamp entries by interval */
+	struct mp_mib *mib;
 };
+
+#define BCTX_OWN_HIST 1u
+#define BCTX_OWN_SAMP 2u
 
 #endif /* IDX_FORMAT_H */

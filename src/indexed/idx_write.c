@@ -215,12 +215,6 @@ static bool same_hist(const struct idx_bctx *a, const struct idx_bctx *c)
 				    a->nhist * sizeof(*a->hist)) == 0);
 }
 
-/*
- * One MIB of a record: its presence mask, then the fields that differ
- * from PREV, the MIB before it in the record (NULL for the first, whose
- * reference is all zeros and an empty histogram).  Schema field f < 26 is
- * MIB field f, field 26 the histogram.
- */
 static uint64_t f64_bits(double d)
 {
 	uint64_t b;
@@ -229,16 +223,24 @@ static uint64_t f64_bits(double d)
 	return b;
 }
 
+/*
+ * One MIB of a record: its presence mask, then the fields that differ
+ * from PREV, the MIB before it in the record (NULL for the first, whose
+ * reference is all zeros and an empty histogram).  Schema field f < 26 is
+ * MIB field f, field 26 the histogram.
+ */
 static void write_mib(struct obuf *o, const struct idx_bctx *c,
 		      const struct idx_bctx *prev)
 {
+	static const struct mp_mib zero_mib;
 	static const struct idx_bctx zero;
+	const struct mp_mib *pm = prev ? prev->mib : &zero_mib;
 	uint64_t mask = 0;
 
 	if (!prev)
 		prev = &zero;
 	for (int f = 0; f < MIB__COUNT; f++)
-		if (c->mib.v[f] != prev->mib.v[f])
+		if (c->mib->v[f] != pm->v[f])
 			mask |= (uint64_t)1 << f;
 	if (!same_hist(c, prev))
 		mask |= (uint64_t)1 << MIB__COUNT;
@@ -256,7 +258,7 @@ static void write_mib(struct obuf *o, const struct idx_bctx *c,
 	o->n += put_varint(o->d + o->n, mask);
 	for (int f = 0; f < MIB__COUNT; f++)
 		if (mask >> f & 1)
-			o->n += put_varint(o->d + o->n, c->mib.v[f]);
+			o->n += put_varint(o->d + o->n, c->mib->v[f]);
 	if (mask >> MIB__COUNT & 1) {
 		ob_varint(o, c->nhist);
 		for (uint32_t i = 0; i < c->nhist; i++)
@@ -409,6 +411,7 @@ struct writer {
 	struct ht_disk_item *items;	/* one per record */
 	uint32_t nitems;
 	size_t nframes_used;
+	uint64_t totals[NSUMMARY];	/* the summary's, saturating */
 	void *block;			/* the tables above, one allocation */
 };
 
@@ -451,27 +454,31 @@ static void mark_used(struct writer *w)
 	}
 }
 
-/* 1: the totals of the summary fields. */
+/*
+ * 1: the totals of the summary fields: room for them here, filled in by
+ * fill_summary() with what write_records() added up while it read every
+ * MIB anyway (a pass of its own over the MIBs, which lie all over the
+ * memory of a merge that lent them, cost as much as the records').
+ */
 static void write_summary(struct writer *w)
 {
-	uint64_t totals[NSUMMARY] = { 0 };
-
-	for (size_t i = 0; i < w->b->nctxs; i++)
-		for (size_t k = 0; k < NSUMMARY; k++) {
-			uint64_t v = w->b->ctxs[i].mib.v[summary_fields[k]];
-
-			totals[k] = __builtin_add_overflow(totals[k], v, &totals[k])
-				? UINT64_MAX : totals[k];
-		}
 	sec_begin(w, SEC_SUMMARY);
 	ob_u32(&w->o, NSUMMARY);
 	ob_u32(&w->o, 0);
 	for (size_t k = 0; k < NSUMMARY; k++) {
 		ob_u32(&w->o, mib_fields[summary_fields[k]].tag);
 		ob_u32(&w->o, 0);
-		ob_u64(&w->o, totals[k]);
+		ob_u64(&w->o, 0);
 	}
 	sec_end(w, SEC_SUMMARY);
+}
+
+static void fill_summary(struct writer *w)
+{
+	unsigned char *d = w->o.d + w->sec_off[SEC_SUMMARY] + 8;
+
+	for (size_t k = 0; k < NSUMMARY; k++)
+		mp_put_le64(d + 16 * k + 8, w->totals[k]);
 }
 
 /* 2: strings, sorted by bytes; an id is a byte offset. */
@@ -667,19 +674,28 @@ static enum mp_errcode write_records(struct writer *w)
 			j++;
 		ob_varint(&w->o, j - i);
 		for (size_t k = i; k < j; k++) {
-			/* Contexts are met in no order of their own: fetch
-			 * the one a few records on (its MIB spans four cache
-			 * lines), or each record waits for memory. */
-			if (k + 8 < nctx) {
-				const char *c = (const char *)&b->ctxs[order[k + 8].ctx];
+			const struct idx_bctx *c = &b->ctxs[order[k].ctx];
 
-				for (size_t at = 0; at < sizeof(b->ctxs[0]); at += 64)
-					__builtin_prefetch(c + at);
+			/* Contexts are met in no order of their own: fetch
+			 * the context a few records on, and the MIB (four
+			 * cache lines) of the one before it, or each record
+			 * waits for memory twice. */
+			if (k + 16 < nctx)
+				__builtin_prefetch(&b->ctxs[order[k + 16].ctx]);
+			if (k + 8 < nctx) {
+				const char *m = (const char *)b->ctxs[order[k + 8].ctx].mib;
+
+				for (size_t at = 0; at < sizeof(*c->mib); at += 64)
+					__builtin_prefetch(m + at);
 			}
+			for (size_t f = 0; f < NSUMMARY; f++)
+				if (__builtin_add_overflow(w->totals[f],
+							   c->mib->v[summary_fields[f]],
+							   &w->totals[f]))
+					w->totals[f] = UINT64_MAX;
 			ob_varint(&w->o, order[k].node -
 					 (k > i ? order[k - 1].node : 0));
-			write_mib(&w->o, &b->ctxs[order[k].ctx],
-				  k > i ? &b->ctxs[order[k - 1].ctx] : NULL);
+			write_mib(&w->o, c, k > i ? &b->ctxs[order[k - 1].ctx] : NULL);
 		}
 		if (w->o.n - w->sec_off[SEC_RECORDS] > UINT32_MAX)
 			return MP_E_TOO_LARGE;
@@ -846,6 +862,7 @@ enum mp_errcode idx_builder_write(struct idx_builder *b, FILE *out,
 	rc = MP_E_NOMEM;
 	if (w.o.oom)
 		goto out;
+	fill_summary(&w);
 	write_header(&w);
 	if (fwrite(w.o.d, 1, w.o.n, out) != w.o.n) {
 		rc = mp_fail(err, MP_E_IO, "cannot write output: %s",

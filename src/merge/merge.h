@@ -19,9 +19,10 @@
  *    its frames, less the allocation runtime's leading ones, and gets its
  *    node in the builder's trie (two stacks may differ only in the
  *    runtime's frames, and share a node).
- * 3. Build.  When every input is folded, each entry's MIB is folded into
- *    the builder at its node: the only step left after the folding, with
- *    the write.
+ * 3. Build.  When every input is folded, each entry's MIB is lent to
+ *    the builder as its node's context (folded into the one there when
+ *    two stacks share a node): the only step left after the folding, with
+ *    the write, which reads the MIBs where the table holds them.
  * Every fold is order-independent, so the output is the same whatever the
  * number of threads and the order in which they finish.  Memory holds the
  * folded table and the builder, plus one input per worker.
