@@ -31,9 +31,9 @@ static int by_string(const void *x, const void *y, void *arg)
 	return a->len < c->len ? -1 : a->len > c->len;
 }
 
-/* A node of a forest to renumber: its key among siblings, its parent. */
+/* A node of a forest to renumber, and its key among its siblings. */
 struct forest_ent {
-	uint32_t parent1, key, node;
+	uint32_t key, node;
 };
 
 static int by_key(const void *x, const void *y)
@@ -43,65 +43,86 @@ static int by_key(const void *x, const void *y)
 	return a->key < c->key ? -1 : a->key > c->key;
 }
 
+/* Sort the N siblings at E by key: most groups hold a node or two. */
+static void sort_siblings(struct forest_ent *e, size_t n)
+{
+	if (n > 16) {
+		qsort(e, n, sizeof(*e), by_key);
+		return;
+	}
+	for (size_t i = 1; i < n; i++) {
+		struct forest_ent x = e[i];
+		size_t j = i;
+
+		for (; j > 0 && e[j - 1].key > x.key; j--)
+			e[j] = e[j - 1];
+		e[j] = x;
+	}
+}
+
 /*
- * Renumber a forest of N nodes (PARENT1[i], KEY[i]) in depth-first
- * pre-order, siblings by key: parents come before children, and the
- * numbering depends only on the keys.  OUT[i] is node i's new index.
- * Siblings are grouped by a counting sort on the parent, then each group
- * sorted by key (siblings' keys differ): most groups hold a node or two,
- * where one sort of all N nodes by (parent, key) cost N log N compares.
+ * Renumber a forest of N nodes (RECS[i].b = parent + 1, 0 for a root;
+ * KEY[i]) in depth-first pre-order, siblings by key: parents come before
+ * children, and the numbering depends only on the keys.  OUT[i] is node
+ * i's new index.  Every parent must come before its children in RECS (the
+ * builder appends them so), else MP_E_INVALID.
+ *
+ * No walk: siblings are grouped by a counting sort on the parent and each
+ * group sorted by key; subtree sizes are summed from the last node back;
+ * then each group, parents' groups first, hands its nodes consecutive
+ * ranges after their parent's index.  A depth-first walk with a stack
+ * waited for memory at every node (each step's address came from the
+ * step before); these passes' accesses are independent of one another.
  */
 static enum mp_errcode forest_order(size_t n, const struct idx_rec *recs,
 				    const uint32_t *key, uint32_t *out)
 {
 	/* Written whole at once: huge pages when big (mp_alloc_big). */
 	struct forest_ent *e = mp_alloc_big((n ? n : 1) * sizeof(*e));
-	uint32_t *first = mp_alloc_big((n + 2) * sizeof(*first));
-	uint32_t *count = mp_calloc_big(n + 1, sizeof(*count));
-	uint32_t *stack = mp_alloc_big((n ? n : 1) * sizeof(*stack));
-	size_t sp = 0, next = 0;
+	uint32_t *first = mp_calloc_big(n + 2, sizeof(*first));
+	uint32_t *size = mp_alloc_big((n ? n : 1) * sizeof(*size));
+	enum mp_errcode rc = MP_OK;
 
-	if (!e || !first || !count || !stack) {
-		free(e);
-		free(first);
-		free(count);
-		free(stack);
-		return MP_E_NOMEM;
+	if (!e || !first || !size) {
+		rc = MP_E_NOMEM;
+		goto out;
 	}
-	for (size_t i = 0; i < n; i++)
-		count[recs[i].b]++;
-	/* Children of parent p (p = node + 1, 0 = roots) are e[first[p]..]. */
-	for (size_t p = 0, pos = 0; p <= n; p++) {
-		first[p] = (uint32_t)pos;
-		pos += count[p];
-	}
-	first[n + 1] = (uint32_t)n;
+	/* first[p + 1] counts, then starts, the children of parent p
+	 * (p = node + 1, 0 = roots): a group is e[first[p]..first[p + 1]). */
 	for (size_t i = 0; i < n; i++) {
-		uint32_t p = recs[i].b;
-
-		e[first[p]++] = (struct forest_ent){ p, key[i], (uint32_t)i };
+		if (recs[i].b > i) {
+			rc = MP_E_INVALID;
+			goto out;
+		}
+		first[recs[i].b + 1]++;
 	}
-	/* Each first[p] now points past its group: step it back. */
 	for (size_t p = 0; p <= n; p++)
-		first[p] -= count[p];
-	for (size_t p = 0; p <= n; p++)
-		if (count[p] > 1)
-			qsort(e + first[p], count[p], sizeof(*e), by_key);
-	/* Push roots in reverse so the smallest key is numbered first. */
-	for (size_t k = count[0]; k-- > 0;)
-		stack[sp++] = e[first[0] + k].node;
-	while (sp) {
-		uint32_t v = stack[--sp];
+		first[p + 1] += first[p];
+	for (size_t i = 0; i < n; i++)
+		e[first[recs[i].b]++] = (struct forest_ent){ key[i], (uint32_t)i };
+	/* Each first[p] now points where group p + 1 starts: shift back. */
+	for (size_t p = n + 1; p > 0; p--)
+		first[p] = first[p - 1];
+	first[0] = 0;
+	for (size_t i = n; i-- > 0;)
+		size[i] = 1;
+	for (size_t i = n; i-- > 0;)
+		if (recs[i].b)
+			size[recs[i].b - 1] += size[i];
+	for (size_t p = 0; p <= n; p++) {
+		uint32_t at = p ? out[p - 1] + 1 : 0;
 
-		out[v] = (uint32_t)next++;
-		for (size_t k = count[v + 1]; k-- > 0;)
-			stack[sp++] = e[first[v + 1] + k].node;
+		sort_siblings(e + first[p], first[p + 1] - first[p]);
+		for (uint32_t k = first[p]; k < first[p + 1]; k++) {
+			out[e[k].node] = at;
+			at += size[e[k].node];
+		}
 	}
+out:
 	free(e);
 	free(first);
-	free(count);
-	free(stack);
-	return MP_OK;
+	free(size);
+	return rc;
 }
 
 /* Frame ids by their six columns; ARG is the frame table. */
@@ -239,9 +260,9 @@ static void write_mib(struct obuf *o, const struct idx_bctx *c,
 
 	if (!prev)
 		prev = &zero;
+	/* Without a branch per field: which fields change is data. */
 	for (int f = 0; f < MIB__COUNT; f++)
-		if (c->mib->v[f] != pm->v[f])
-			mask |= (uint64_t)1 << f;
+		mask |= (uint64_t)(c->mib->v[f] != pm->v[f]) << f;
 	if (!same_hist(c, prev))
 		mask |= (uint64_t)1 << MIB__COUNT;
 	if (c->nsamp)
@@ -256,9 +277,8 @@ static void write_mib(struct obuf *o, const struct idx_bctx *c,
 		return;
 	}
 	o->n += put_varint(o->d + o->n, mask);
-	for (int f = 0; f < MIB__COUNT; f++)
-		if (mask >> f & 1)
-			o->n += put_varint(o->d + o->n, c->mib->v[f]);
+	for (uint64_t m = mask & (((uint64_t)1 << MIB__COUNT) - 1); m; m &= m - 1)
+		o->n += put_varint(o->d + o->n, c->mib->v[__builtin_ctzll(m)]);
 	if (mask >> MIB__COUNT & 1) {
 		ob_varint(o, c->nhist);
 		for (uint32_t i = 0; i < c->nhist; i++)
@@ -289,10 +309,12 @@ static enum mp_errcode number_forest(const struct idx_rec *recs, size_t n,
 				     const uint32_t *amap, uint32_t *out,
 				     uint32_t *new_to_old, uint32_t *tmp)
 {
+	enum mp_errcode rc;
+
 	for (size_t i = 0; i < n; i++)
 		tmp[i] = amap[recs[i].a];
-	if (forest_order(n, recs, tmp, out))
-		return MP_E_NOMEM;
+	if ((rc = forest_order(n, recs, tmp, out)))
+		return rc;
 	for (size_t i = 0; i < n; i++)
 		new_to_old[out[i]] = (uint32_t)i;
 	return MP_OK;
@@ -303,8 +325,10 @@ static enum mp_errcode write_paths(struct obuf *o, const struct idx_rec *recs,
 				   size_t n, const uint32_t *amap, uint32_t *out,
 				   uint32_t *new_to_old, uint32_t *tmp)
 {
-	if (number_forest(recs, n, amap, out, new_to_old, tmp))
-		return MP_E_NOMEM;
+	enum mp_errcode rc = number_forest(recs, n, amap, out, new_to_old, tmp);
+
+	if (rc)
+		return rc;
 	ob_u32(o, (uint32_t)n);
 	for (size_t k = 0; k < n; k++) {
 		const struct idx_rec *r = &recs[new_to_old[k]];
@@ -327,11 +351,18 @@ static enum mp_errcode write_trie(struct obuf *o, const struct idx_rec *recs,
 				  uint32_t *out, uint32_t *new_to_old,
 				  uint32_t *tmp)
 {
-	size_t start = o->n;
+	size_t start = o->n, max;
+	enum mp_errcode rc = number_forest(recs, n, frame_out, out, new_to_old,
+					   tmp);
 
-	if (number_forest(recs, n, frame_out, out, new_to_old, tmp))
-		return MP_E_NOMEM;
+	if (rc)
+		return rc;
 	ob_u32(o, (uint32_t)n);
+	/* Room for the longest case once, then the varints straight in. */
+	if (!mp_mul(n, 10, &max) || o->oom || !MP_GROW(o->d, o->a, o->n + max)) {
+		o->oom = true;
+		return MP_E_NOMEM;
+	}
 	/* tmp[k]: offset of the k-th node written. */
 	for (size_t k = 0; k < n; k++) {
 		const struct idx_rec *r = &recs[new_to_old[k]];
@@ -341,8 +372,8 @@ static enum mp_errcode write_trie(struct obuf *o, const struct idx_rec *recs,
 		if (off >= UINT32_MAX - 1)
 			return MP_E_TOO_LARGE;
 		tmp[k] = (uint32_t)off;
-		ob_varint(o, frame_out[r->a]);
-		ob_varint(o, r->b ? off - tmp[out[r->b - 1]] : 0);
+		o->n += put_varint(o->d + o->n, frame_out[r->a]);
+		o->n += put_varint(o->d + o->n, r->b ? off - tmp[out[r->b - 1]] : 0);
 	}
 	if (o->n - start >= UINT32_MAX - 1)
 		return MP_E_TOO_LARGE;
