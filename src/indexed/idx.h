@@ -78,6 +78,7 @@ struct idx_stats {
 struct idx_bstr;
 struct idx_bctx;
 struct idx_rec;
+struct idx_last_use;
 
 /* Fields are private. */
 struct idx_builder {
@@ -99,6 +100,9 @@ struct idx_builder {
 	/* The last stack added, outermost frame first, and its nodes. */
 	uint32_t *path_frames, *path_nodes;
 	size_t npath, apath_frames, apath_nodes;
+	/* Per frame, the trie node it was last found or made at. */
+	struct idx_last_use *last_use;
+	size_t alast_use;
 	/* Contexts, and for each trie node its context + 1. */
 	struct idx_bctx *ctxs;
 	size_t nctxs, actxs;

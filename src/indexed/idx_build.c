@@ -58,19 +58,22 @@ static enum mp_errcode intern_rec(struct idx_rec **arr, size_t *n,
 				  size_t *alloc, struct ht_map *map,
 				  struct idx_rec key, uint32_t *out)
 {
-	uint64_t k = ht_pair_key(key.a, key.b);
-	enum mp_errcode rc;
+	uint32_t *slot;
+	bool added;
 
-	if (ht_map_get(map, k, out))
-		return MP_OK;
+	/* Room for the new one first, then one probe that finds or adds
+	 * (the map then never holds a key whose record failed). */
 	if (*n >= UINT32_MAX - 1)
 		return MP_E_TOO_LARGE;
-	if (!MP_GROW(*arr, *alloc, *n + 1))
+	if (!MP_GROW(*arr, *alloc, *n + 1) ||
+	    !(slot = ht_map_find_or_add(map, ht_pair_key(key.a, key.b), &added)))
 		return MP_E_NOMEM;
+	if (!added) {
+		*out = *slot;
+		return MP_OK;
+	}
 	(*arr)[*n] = key;
-	if ((rc = ht_map_put(map, k, (uint32_t)*n)))
-		return rc;
-	*out = (uint32_t)(*n)++;
+	*slot = *out = (uint32_t)(*n)++;
 	return MP_OK;
 }
 
@@ -196,6 +199,7 @@ void idx_builder_release(struct idx_builder *b)
 	ht_map_release(&b->trie_map);
 	free(b->path_frames);
 	free(b->path_nodes);
+	free(b->last_use);
 	mp_arena_release(&b->arena);
 	memset(b, 0, sizeof(*b));
 }
@@ -313,26 +317,47 @@ enum mp_errcode idx_builder_node(struct idx_builder *b, const uint32_t *frames,
 	if (!MP_GROW(b->path_frames, b->apath_frames, n) ||
 	    !MP_GROW(b->path_nodes, b->apath_nodes, n))
 		return mp_fail(err, MP_E_NOMEM, NULL);
+	if (b->nframes > b->alast_use) {
+		size_t old = b->alast_use;
+
+		if (!MP_GROW(b->last_use, b->alast_use, b->nframes))
+			return mp_fail(err, MP_E_NOMEM, NULL);
+		memset(b->last_use + old, 0,
+		       (b->alast_use - old) * sizeof(*b->last_use));
+	}
 	/*
 	 * From the outermost frame in, so stacks share prefixes.  The prefix
 	 * this stack shares with the previous one has its nodes in the path
 	 * already: callers that add stacks in order make most frames cost
-	 * nothing, and the rest one probe each.
+	 * nothing.  Past it, a frame is most often under the parent it had
+	 * the last time it was met (b->last_use, a small array the caches
+	 * keep), and the rest cost a probe of the trie map each, a cache miss
+	 * in a map of hundreds of thousands of nodes: of a 64-input merge's
+	 * 1.1 M frames past the shared prefix, 71 % were the last use's.
 	 */
 	while (k < n && k < b->npath && b->path_frames[k] == frames[n - 1 - k])
 		k++;
 	parent1 = k ? b->path_nodes[k - 1] + 1 : 0;
 	for (; k < n; k++) {
 		uint32_t f = frames[n - 1 - k];
+		struct idx_last_use *last;
 
 		b->npath = k;	/* the path is valid up to here */
 		if (f >= b->nframes)
 			return mp_fail(err, MP_E_INVALID,
 				       "frame id %u out of range", f);
-		rc = intern_rec(&b->trie, &b->ntrie, &b->atrie, &b->trie_map,
-				(struct idx_rec){ f, parent1 }, node);
-		if (rc)
-			return mp_fail(err, rc, NULL);
+		last = &b->last_use[f];
+		if (last->parent2 == parent1 + 1) {
+			*node = last->node;
+		} else {
+			rc = intern_rec(&b->trie, &b->ntrie, &b->atrie,
+					&b->trie_map, (struct idx_rec){ f, parent1 },
+					node);
+			if (rc)
+				return mp_fail(err, rc, NULL);
+			last->parent2 = parent1 + 1;
+			last->node = *node;
+		}
 		b->path_frames[k] = f;
 		b->path_nodes[k] = *node;
 		parent1 = *node + 1;

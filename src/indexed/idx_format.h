@@ -71,6 +71,11 @@ struct idx_rec {
 	uint32_t a, b;		/* paths: name, parent+1; trie: frame, parent+1 */
 };
 
+/* A frame's last trie node: under parent2 - 1 (0: none yet). */
+struct idx_last_use {
+	uint32_t parent2, node;
+};
+
 /*
  * A context: its MIB, histogram and sample entries are the builder's own
  * (the MIB in b->arena, the others malloc'ed, as OWN says), or lent by
