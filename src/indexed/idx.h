@@ -111,6 +111,7 @@ struct idx_builder {
 	uint32_t *node_ctx;
 	size_t anode_ctx;
 	uint64_t inputs;
+	unsigned write_jobs;		/* threads the write may use */
 };
 
 void idx_builder_init(struct idx_builder *b);
@@ -189,6 +190,11 @@ void idx_builder_count_inputs(struct idx_builder *b, uint64_t n);
 enum mp_errcode idx_builder_reserve(struct idx_builder *b, size_t n);
 void idx_builder_stats(const struct idx_builder *b, struct idx_stats *out);
 
+/*
+ * Let the write use up to N threads (default 1): a big profile's records
+ * are then encoded in parts at once.  The bytes are the same.
+ */
+void idx_builder_set_jobs(struct idx_builder *b, unsigned n);
 /* Write the indexed profile to OUT. */
 enum mp_errcode idx_builder_write(struct idx_builder *b, FILE *out,
 				  struct mp_err *err);

@@ -228,6 +228,11 @@ enum mp_errcode idx_builder_reserve(struct idx_builder *b, size_t n)
 	return MP_OK;
 }
 
+void idx_builder_set_jobs(struct idx_builder *b, unsigned n)
+{
+	b->write_jobs = n;
+}
+
 void idx_builder_count_inputs(struct idx_builder *b, uint64_t n)
 {
 	b->inputs += n;

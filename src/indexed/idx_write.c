@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,8 +65,9 @@ static void sort_siblings(struct forest_ent *e, size_t n)
  * Renumber a forest of N nodes (RECS[i].b = parent + 1, 0 for a root;
  * KEY[i]) in depth-first pre-order, siblings by key: parents come before
  * children, and the numbering depends only on the keys.  OUT[i] is node
- * i's new index.  Every parent must come before its children in RECS (the
- * builder appends them so), else MP_E_INVALID.
+ * i's new index.  FIRST is scratch of N + 2 entries.  Every parent must
+ * come before its children in RECS (the builder appends them so), else
+ * MP_E_INVALID.
  *
  * No walk: siblings are grouped by a counting sort on the parent and each
  * group sorted by key; subtree sizes are summed from the last node back;
@@ -73,26 +75,26 @@ static void sort_siblings(struct forest_ent *e, size_t n)
  * ranges after their parent's index.  A depth-first walk with a stack
  * waited for memory at every node (each step's address came from the
  * step before); these passes' accesses are independent of one another.
+ * OUT holds the sizes until each node's index replaces its size, which
+ * is read once, when the node is numbered.
  */
 static enum mp_errcode forest_order(size_t n, const struct idx_rec *recs,
-				    const uint32_t *key, uint32_t *out)
+				    const uint32_t *key, uint32_t *out,
+				    uint32_t *first)
 {
 	/* Written whole at once: huge pages when big (mp_alloc_big). */
 	struct forest_ent *e = mp_alloc_big((n ? n : 1) * sizeof(*e));
-	uint32_t *first = mp_calloc_big(n + 2, sizeof(*first));
-	uint32_t *size = mp_alloc_big((n ? n : 1) * sizeof(*size));
-	enum mp_errcode rc = MP_OK;
+	uint32_t *size = out;
 
-	if (!e || !first || !size) {
-		rc = MP_E_NOMEM;
-		goto out;
-	}
+	if (!e)
+		return MP_E_NOMEM;
 	/* first[p + 1] counts, then starts, the children of parent p
 	 * (p = node + 1, 0 = roots): a group is e[first[p]..first[p + 1]). */
+	memset(first, 0, (n + 2) * sizeof(*first));
 	for (size_t i = 0; i < n; i++) {
 		if (recs[i].b > i) {
-			rc = MP_E_INVALID;
-			goto out;
+			free(e);
+			return MP_E_INVALID;
 		}
 		first[recs[i].b + 1]++;
 	}
@@ -114,15 +116,14 @@ static enum mp_errcode forest_order(size_t n, const struct idx_rec *recs,
 
 		sort_siblings(e + first[p], first[p + 1] - first[p]);
 		for (uint32_t k = first[p]; k < first[p + 1]; k++) {
-			out[e[k].node] = at;
-			at += size[e[k].node];
+			uint32_t v = e[k].node, sz = size[v];
+
+			out[v] = at;
+			at += sz;
 		}
 	}
-out:
 	free(e);
-	free(first);
-	free(size);
-	return rc;
+	return MP_OK;
 }
 
 /* Frame ids by their six columns; ARG is the frame table. */
@@ -303,7 +304,8 @@ static void write_mib(struct obuf *o, const struct idx_bctx *c,
 /*
  * Number a forest of N nodes (payload A renumbered through AMAP, parent
  * + 1) with forest_order() on the renumbered payloads: OUT gets each
- * node's new index, NEW_TO_OLD the inverse.  TMP holds N entries.
+ * node's new index, NEW_TO_OLD (N + 2 entries, the last two scratch) the
+ * inverse.  TMP holds N entries.
  */
 static enum mp_errcode number_forest(const struct idx_rec *recs, size_t n,
 				     const uint32_t *amap, uint32_t *out,
@@ -313,7 +315,7 @@ static enum mp_errcode number_forest(const struct idx_rec *recs, size_t n,
 
 	for (size_t i = 0; i < n; i++)
 		tmp[i] = amap[recs[i].a];
-	if ((rc = forest_order(n, recs, tmp, out)))
+	if ((rc = forest_order(n, recs, tmp, out, new_to_old)))
 		return rc;
 	for (size_t i = 0; i < n; i++)
 		new_to_old[out[i]] = (uint32_t)i;
@@ -682,28 +684,37 @@ static enum mp_errcode order_records(struct writer *w)
 	return MP_OK;
 }
 
+/* A run of whole functions' records, encoded by encode_records(). */
+struct rec_range {
+	const struct idx_builder *b;
+	const struct ctx_order *order;
+	size_t from, to;		/* ORDER[FROM..TO) */
+	struct obuf o;			/* the records go here */
+	size_t sec_start;		/* O's byte where the section starts */
+	struct ht_disk_item *items;	/* an item per record */
+	uint32_t nitems;
+	uint64_t totals[NSUMMARY];	/* the summary fields, added up */
+	bool too_large;			/* the section would pass 4 GiB */
+};
+
 /*
- * 7: records, by owning function, MIBs by stack id (t.trie_out holds node
- * offsets, in the same order as the nodes), each stack id as its step
- * from the one before and each MIB as its changes from the one before.
- * Each record becomes an item of the hash table.
+ * The records of R: one per function, its count of contexts, then per
+ * context its stack id as the step from the one before and its MIB as
+ * its changes from the one before.
  */
-static enum mp_errcode write_records(struct writer *w)
+static void encode_records(struct rec_range *r)
 {
-	const struct idx_builder *b = w->b;
-	struct ctx_order *order = w->t.order;
-	size_t nctx = b->nctxs;
+	const struct idx_builder *b = r->b;
+	const struct ctx_order *order = r->order;
+	size_t to = r->to;
 
-	if (order_records(w))
-		return MP_E_NOMEM;
-	sec_begin(w, SEC_RECORDS);
-	for (size_t i = 0; i < nctx;) {
-		size_t j = i, start = w->o.n;
-		struct ht_disk_item *it = &w->items[w->nitems];
+	for (size_t i = r->from; i < to && !r->too_large;) {
+		size_t j = i, start = r->o.n;
+		struct ht_disk_item *it = &r->items[r->nitems];
 
-		while (j < nctx && order[j].owner == order[i].owner)
+		while (j < to && order[j].owner == order[i].owner)
 			j++;
-		ob_varint(&w->o, j - i);
+		ob_varint(&r->o, j - i);
 		for (size_t k = i; k < j; k++) {
 			const struct idx_bctx *c = &b->ctxs[order[k].ctx];
 
@@ -711,32 +722,120 @@ static enum mp_errcode write_records(struct writer *w)
 			 * the context a few records on, and the MIB (four
 			 * cache lines) of the one before it, or each record
 			 * waits for memory twice. */
-			if (k + 16 < nctx)
+			if (k + 16 < to)
 				__builtin_prefetch(&b->ctxs[order[k + 16].ctx]);
-			if (k + 8 < nctx) {
+			if (k + 8 < to) {
 				const char *m = (const char *)b->ctxs[order[k + 8].ctx].mib;
 
 				for (size_t at = 0; at < sizeof(*c->mib); at += 64)
 					__builtin_prefetch(m + at);
 			}
 			for (size_t f = 0; f < NSUMMARY; f++)
-				if (__builtin_add_overflow(w->totals[f],
+				if (__builtin_add_overflow(r->totals[f],
 							   c->mib->v[summary_fields[f]],
-							   &w->totals[f]))
-					w->totals[f] = UINT64_MAX;
-			ob_varint(&w->o, order[k].node -
+							   &r->totals[f]))
+					r->totals[f] = UINT64_MAX;
+			ob_varint(&r->o, order[k].node -
 					 (k > i ? order[k - 1].node : 0));
-			write_mib(&w->o, c, k > i ? &b->ctxs[order[k - 1].ctx] : NULL);
+			write_mib(&r->o, c, k > i ? &b->ctxs[order[k - 1].ctx] : NULL);
 		}
-		if (w->o.n - w->sec_off[SEC_RECORDS] > UINT32_MAX)
-			return MP_E_TOO_LARGE;
+		if (r->o.n - r->sec_start > UINT32_MAX) {
+			r->too_large = true;
+			break;
+		}
 		it->name = order[i].owner;
-		it->record_offset = (uint32_t)(start - w->sec_off[SEC_RECORDS]);
-		it->record_size = (uint32_t)(w->o.n - start);
+		it->record_offset = (uint32_t)(start - r->sec_start);
+		it->record_size = (uint32_t)(r->o.n - start);
 		it->contexts = (uint32_t)(j - i);
-		w->nitems++;
+		r->nitems++;
 		i = j;
 	}
+}
+
+static void *encode_records_thread(void *arg)
+{
+	encode_records(arg);
+	return NULL;
+}
+
+/*
+ * Records from this many contexts on are encoded in two halves at once
+ * when the builder may use two threads (idx_builder_set_jobs()): the
+ * write is the serial tail of a merge, after every input is folded.
+ */
+#define SPLIT_RECORDS 16384
+
+/*
+ * 7: the records, by owning function, MIBs by stack id (t.trie_out holds
+ * node offsets, in the same order as the nodes).  Each record becomes an
+ * item of the hash table.  Given two threads, the second half of the
+ * functions is encoded into a buffer of its own meanwhile, then appended.
+ */
+static enum mp_errcode write_records(struct writer *w)
+{
+	const struct idx_builder *b = w->b;
+	const struct ctx_order *order = w->t.order;
+	struct rec_range r[2];
+	size_t nctx = b->nctxs, half = nctx, groups = 0;
+	pthread_t helper;
+	bool two = false;
+
+	if (order_records(w))
+		return MP_E_NOMEM;
+	sec_begin(w, SEC_RECORDS);
+	if (b->write_jobs > 1 && nctx >= SPLIT_RECORDS) {
+		/* The first function that starts past the middle. */
+		for (half = nctx / 2; half < nctx &&
+		     order[half].owner == order[half - 1].owner; half++)
+			;
+		for (size_t k = 0; k < half; k++)
+			groups += k == 0 || order[k].owner != order[k - 1].owner;
+	}
+	for (int h = 0; h < 2; h++)
+		r[h] = (struct rec_range){
+			.b = b, .order = order,
+			.from = h ? half : 0, .to = h ? nctx : half,
+			.items = w->items + (h ? groups : 0),
+		};
+	/* The first half straight into the output, the second apart. */
+	r[0].o = w->o;
+	r[0].sec_start = w->sec_off[SEC_RECORDS];
+	if (half < nctx) {
+		/* Room for what a record usually takes, on huge pages:
+		 * growing from nothing cost the helper a fault per 4 KiB. */
+		r[1].o.a = (nctx - half) * 48 + 4096;
+		r[1].o.d = mp_alloc_big(r[1].o.a);
+		r[1].o.a = r[1].o.d ? r[1].o.a : 0;
+		two = pthread_create(&helper, NULL, encode_records_thread,
+				     &r[1]) == 0;
+	}
+	encode_records(&r[0]);
+	if (half < nctx && !two)
+		encode_records(&r[1]);
+	if (two)
+		pthread_join(helper, NULL);
+	w->o = r[0].o;
+	if (half < nctx && !r[0].too_large && !r[1].too_large) {
+		size_t shift = w->o.n - w->sec_off[SEC_RECORDS];
+		unsigned char *p = ob_put(&w->o, r[1].o.n);
+
+		if (p)
+			memcpy(p, r[1].o.d, r[1].o.n);
+		w->o.oom |= r[1].o.oom;
+		if (shift + r[1].o.n > UINT32_MAX)
+			r[1].too_large = true;
+		for (uint32_t k = 0; k < r[1].nitems; k++)
+			r[1].items[k].record_offset += (uint32_t)shift;
+	}
+	free(r[1].o.d);
+	if (r[0].too_large || r[1].too_large)
+		return MP_E_TOO_LARGE;
+	w->nitems = r[0].nitems + r[1].nitems;
+	for (int h = 0; h < 2; h++)
+		for (size_t f = 0; f < NSUMMARY; f++)
+			if (__builtin_add_overflow(w->totals[f], r[h].totals[f],
+						   &w->totals[f]))
+				w->totals[f] = UINT64_MAX;
 	sec_end(w, SEC_RECORDS);
 	return MP_OK;
 }
@@ -816,11 +915,11 @@ static size_t lay_out_tables(struct writer *w, unsigned char *base)
 	t->str_out = carve(base, &off, (nstr + 1) * sizeof(uint32_t));
 	t->str_rank = carve(base, &off, (nstr + 1) * sizeof(uint32_t));
 	t->path_out = carve(base, &off, (npath + 1) * sizeof(uint32_t));
-	t->path_new_to_old = carve(base, &off, (npath + 1) * sizeof(uint32_t));
+	t->path_new_to_old = carve(base, &off, (npath + 2) * sizeof(uint32_t));
 	t->frame_out = carve(base, &off, (nfr + 1) * sizeof(uint32_t));
 	t->frame_new_to_old = carve(base, &off, (nfr + 1) * sizeof(uint32_t));
 	t->trie_out = carve(base, &off, (ntr + 1) * sizeof(uint32_t));
-	t->trie_new_to_old = carve(base, &off, (ntr + 1) * sizeof(uint32_t));
+	t->trie_new_to_old = carve(base, &off, (ntr + 2) * sizeof(uint32_t));
 	t->order = carve(base, &off, (nctx + 1) * sizeof(*t->order));
 	t->frames = carve(base, &off, (nfr + 1) * sizeof(*t->frames));
 	w->tmp = carve(base, &off, (nstr + npath + nfr + ntr + 1) *

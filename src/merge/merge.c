@@ -131,6 +131,7 @@ void merge_init(struct merge *m, const struct merge_opts *opts,
 	pthread_mutex_init(&m->sym_lock, NULL);
 	pthread_mutex_init(&m->b_lock, NULL);
 	idx_builder_init(&m->b);
+	idx_builder_set_jobs(&m->b, m->opts.jobs);
 }
 
 void merge_release(struct merge *m)
