@@ -759,79 +759,96 @@ static void *encode_records_thread(void *arg)
 }
 
 /*
- * Records from this many contexts on are encoded in two halves at once
- * when the builder may use two threads (idx_builder_set_jobs()): the
- * write is the serial tail of a merge, after every input is folded.
+ * Given threads (idx_builder_set_jobs()), the records are encoded in
+ * parts at once, a part per thread but no smaller than this many
+ * contexts: the write is the serial tail of a merge, after every input
+ * is folded.
  */
-#define SPLIT_RECORDS 16384
+#define RECORDS_PER_PART 8192
+#define MAX_PARTS 16
 
 /*
  * 7: the records, by owning function, MIBs by stack id (t.trie_out holds
  * node offsets, in the same order as the nodes).  Each record becomes an
- * item of the hash table.  Given two threads, the second half of the
- * functions is encoded into a buffer of its own meanwhile, then appended.
+ * item of the hash table.  In parts: the first is encoded straight into
+ * the output, each other one by a helper thread into a buffer of its own
+ * meanwhile, then appended, its items' offsets moved by what comes before.
  */
 static enum mp_errcode write_records(struct writer *w)
 {
 	const struct idx_builder *b = w->b;
 	const struct ctx_order *order = w->t.order;
-	struct rec_range r[2];
-	size_t nctx = b->nctxs, half = nctx, groups = 0;
-	pthread_t helper;
-	bool two = false;
+	struct rec_range r[MAX_PARTS];
+	pthread_t helper[MAX_PARTS];
+	bool started[MAX_PARTS] = { false };
+	size_t nctx = b->nctxs, parts = 1, from = 0, groups = 0;
+	enum mp_errcode rc = MP_OK;
 
 	if (order_records(w))
 		return MP_E_NOMEM;
 	sec_begin(w, SEC_RECORDS);
-	if (b->write_jobs > 1 && nctx >= SPLIT_RECORDS) {
-		/* The first function that starts past the middle. */
-		for (half = nctx / 2; half < nctx &&
-		     order[half].owner == order[half - 1].owner; half++)
-			;
-		for (size_t k = 0; k < half; k++)
-			groups += k == 0 || order[k].owner != order[k - 1].owner;
-	}
-	for (int h = 0; h < 2; h++)
+	if (b->write_jobs > 1)
+		parts = nctx / RECORDS_PER_PART;
+	if (parts > b->write_jobs)
+		parts = b->write_jobs;
+	if (parts > MAX_PARTS)
+		parts = MAX_PARTS;
+	if (parts < 1)
+		parts = 1;
+	for (size_t h = 0; h < parts; h++) {
+		/* Each part ends where the first function past its share
+		 * starts (the last at the end). */
+		size_t to = h + 1 == parts ? nctx : nctx / parts * (h + 1);
+
+		if (to < from)
+			to = from;
+		while (to < nctx && to > 0 && order[to].owner == order[to - 1].owner)
+			to++;
 		r[h] = (struct rec_range){
-			.b = b, .order = order,
-			.from = h ? half : 0, .to = h ? nctx : half,
-			.items = w->items + (h ? groups : 0),
+			.b = b, .order = order, .from = from, .to = to,
+			.items = w->items + groups,
 		};
-	/* The first half straight into the output, the second apart. */
+		for (size_t k = from; k < to; k++)
+			groups += k == 0 || order[k].owner != order[k - 1].owner;
+		from = to;
+	}
+	for (size_t h = 1; h < parts; h++) {
+		if (r[h].from == r[h].to)
+			continue;
+		/* Room for what a record usually takes, on huge pages:
+		 * growing from nothing cost a helper a fault per 4 KiB. */
+		r[h].o.a = (r[h].to - r[h].from) * 48 + 4096;
+		r[h].o.d = mp_alloc_big(r[h].o.a);
+		r[h].o.a = r[h].o.d ? r[h].o.a : 0;
+		started[h] = pthread_create(&helper[h], NULL,
+					    encode_records_thread, &r[h]) == 0;
+	}
 	r[0].o = w->o;
 	r[0].sec_start = w->sec_off[SEC_RECORDS];
-	if (half < nctx) {
-		/* Room for what a record usually takes, on huge pages:
-		 * growing from nothing cost the helper a fault per 4 KiB. */
-		r[1].o.a = (nctx - half) * 48 + 4096;
-		r[1].o.d = mp_alloc_big(r[1].o.a);
-		r[1].o.a = r[1].o.d ? r[1].o.a : 0;
-		two = pthread_create(&helper, NULL, encode_records_thread,
-				     &r[1]) == 0;
-	}
 	encode_records(&r[0]);
-	if (half < nctx && !two)
-		encode_records(&r[1]);
-	if (two)
-		pthread_join(helper, NULL);
 	w->o = r[0].o;
-	if (half < nctx && !r[0].too_large && !r[1].too_large) {
+	w->nitems = r[0].nitems;
+	for (size_t h = 1; h < parts; h++) {
 		size_t shift = w->o.n - w->sec_off[SEC_RECORDS];
-		unsigned char *p = ob_put(&w->o, r[1].o.n);
+		unsigned char *p;
 
-		if (p)
-			memcpy(p, r[1].o.d, r[1].o.n);
-		w->o.oom |= r[1].o.oom;
-		if (shift + r[1].o.n > UINT32_MAX)
-			r[1].too_large = true;
-		for (uint32_t k = 0; k < r[1].nitems; k++)
-			r[1].items[k].record_offset += (uint32_t)shift;
+		if (started[h])
+			pthread_join(helper[h], NULL);
+		else
+			encode_records(&r[h]);
+		if (r[h].too_large || shift + r[h].o.n > UINT32_MAX)
+			rc = MP_E_TOO_LARGE;
+		if (!rc && (p = ob_put(&w->o, r[h].o.n)))
+			memcpy(p, r[h].o.d, r[h].o.n);
+		w->o.oom |= r[h].o.oom;
+		for (uint32_t k = 0; k < r[h].nitems; k++)
+			r[h].items[k].record_offset += (uint32_t)shift;
+		w->nitems += r[h].nitems;
+		free(r[h].o.d);
 	}
-	free(r[1].o.d);
-	if (r[0].too_large || r[1].too_large)
+	if (rc || r[0].too_large)
 		return MP_E_TOO_LARGE;
-	w->nitems = r[0].nitems + r[1].nitems;
-	for (int h = 0; h < 2; h++)
+	for (size_t h = 0; h < parts; h++)
 		for (size_t f = 0; f < NSUMMARY; f++)
 			if (__builtin_add_overflow(w->totals[f], r[h].totals[f],
 						   &w->totals[f]))
