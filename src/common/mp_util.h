@@ -164,6 +164,24 @@ static inline bool mp_grow_inline(void **array, size_t *alloc, size_t need,
 #define MP_GROW(arr, alloc, need) \
 	mp_grow_inline((void **)&(arr), &(alloc), (need), sizeof(*(arr)))
 
+/* MP_GROW, the elements it adds past the old capacity zeroed: for
+ * arrays indexed by id whose unset entries read as 0. */
+static inline bool mp_grow_zero(void **array, size_t *alloc, size_t need,
+				size_t elem)
+{
+	size_t old = *alloc;
+
+	if (need <= old)
+		return true;
+	if (!mp_grow(array, alloc, need, elem))
+		return false;
+	memset((char *)*array + old * elem, 0, (*alloc - old) * elem);
+	return true;
+}
+
+#define MP_GROW_ZERO(arr, alloc, need) \
+	mp_grow_zero((void **)&(arr), &(alloc), (need), sizeof(*(arr)))
+
 /* 64-bit mixing hash (a finalizer in the style of splitmix64). */
 static inline uint64_t mp_hash64(uint64_t x)
 {

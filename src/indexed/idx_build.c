@@ -320,16 +320,9 @@ enum mp_errcode idx_builder_node(struct idx_builder *b, const uint32_t *frames,
 	if (n == 0)
 		return mp_fail(err, MP_E_INVALID, "a context with no frame");
 	if (!MP_GROW(b->path_frames, b->apath_frames, n) ||
-	    !MP_GROW(b->path_nodes, b->apath_nodes, n))
+	    !MP_GROW(b->path_nodes, b->apath_nodes, n) ||
+	    !MP_GROW_ZERO(b->last_use, b->alast_use, b->nframes))
 		return mp_fail(err, MP_E_NOMEM, NULL);
-	if (b->nframes > b->alast_use) {
-		size_t old = b->alast_use;
-
-		if (!MP_GROW(b->last_use, b->alast_use, b->nframes))
-			return mp_fail(err, MP_E_NOMEM, NULL);
-		memset(b->last_use + old, 0,
-		       (b->alast_use - old) * sizeof(*b->last_use));
-	}
 	/*
 	 * From the outermost frame in, so stacks share prefixes.  The prefix
 	 * this stack shares with the previous one has its nodes in the path
@@ -382,14 +375,8 @@ static enum mp_errcode node_ctx(struct idx_builder *b, uint32_t node,
 	if (node >= b->ntrie)
 		return mp_fail(err, MP_E_INVALID, "trie node %u out of range",
 			       node);
-	if (b->ntrie > b->anode_ctx) {
-		size_t old = b->anode_ctx;
-
-		if (!MP_GROW(b->node_ctx, b->anode_ctx, b->ntrie))
-			return mp_fail(err, MP_E_NOMEM, NULL);
-		memset(b->node_ctx + old, 0,
-		       (b->anode_ctx - old) * sizeof(*b->node_ctx));
-	}
+	if (!MP_GROW_ZERO(b->node_ctx, b->anode_ctx, b->ntrie))
+		return mp_fail(err, MP_E_NOMEM, NULL);
 	*fresh = !b->node_ctx[node];
 	if (!*fresh) {
 		*out = &b->ctxs[b->node_ctx[node] - 1];
