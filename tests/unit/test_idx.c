@@ -712,6 +712,222 @@ START_TEST(prefix_path_reuse)
 }
 END_TEST
 
+/* Each context's AllocCount, by order of appearance (at most 8). */
+struct counts8 {
+	size_t n;
+	uint64_t alloc[8];
+};
+
+static int count_each(void *arg, const struct idx_file *f,
+		      const struct idx_context *c)
+{
+	struct counts8 *s = arg;
+
+	(void)f;
+	ck_assert_uint_lt(s->n, 8);
+	s->alloc[s->n++] = c->mib.v[MIB_AllocCount];
+	return 0;
+}
+
+/*
+ * A frame met again under another parent than last time gets that
+ * parent's node, not the one the builder remembers the frame by: f under
+ * a, then under b, then under a again lands where it did first.
+ */
+START_TEST(last_use_keeps_nodes)
+{
+	static const char *names[] = { "main", "a", "b", "f" };
+	/* Leaf first; frame ids 0 main, 1 a, 2 b, 3 f. */
+	static const uint32_t fa[] = { 3, 1, 0 }, fb[] = { 3, 2, 0 };
+	static const uint32_t *seq[] = { fa, fb, fa, fb, fa };
+	struct mp_err err = { 0 };
+	struct counts8 got = { 0 };
+	struct idx_builder b;
+	struct idx_stats st;
+	struct idx_file f;
+	struct mp_mib m;
+	char *data = NULL;
+	size_t size = 0;
+	FILE *fp;
+	uint32_t id;
+
+	idx_builder_init(&b);
+	for (uint32_t i = 0; i < 4; i++) {
+		struct mp_frame fr = FRAME(names[i], "/src/x.c", 10 + i, 1);
+
+		ck_assert_int_eq(idx_builder_frame(&b, &fr, &id), MP_OK);
+	}
+	mib_of(&m, 1, 8, 1);
+	for (size_t i = 0; i < sizeof(seq) / sizeof(seq[0]); i++)
+		ck_assert_int_eq(idx_builder_add_stack(&b, seq[i], 3, &m, NULL, 0,
+						       1, &err), MP_OK);
+	idx_builder_stats(&b, &st);
+	ck_assert_uint_eq(st.trie_nodes, 5);	/* main, a, b, f@a, f@b */
+	ck_assert_uint_eq(st.contexts, 2);
+	fp = open_memstream(&data, &size);
+	ck_assert_int_eq(idx_builder_write(&b, fp, &err), MP_OK);
+	ck_assert_int_eq(fclose(fp), 0);
+	ck_assert_int_eq(idx_open(&f, data, size, &err), MP_OK);
+	ck_assert_int_eq(idx_foreach_context(&f, count_each, &got), 0);
+	ck_assert_uint_eq(got.n, 2);
+	/* In stack id order: main/a/f first (a < b), three times. */
+	ck_assert_uint_eq(got.alloc[0], 3);
+	ck_assert_uint_eq(got.alloc[1], 2);
+	free(data);
+	idx_builder_release(&b);
+}
+END_TEST
+
+/* A sample entry of interval R with every estimate E. */
+static struct mp_samp samp_of(uint64_t r, uint64_t n, double e)
+{
+	struct mp_samp x = { .interval = r, .n = n, .u = n * 3 };
+
+	for (int k = 0; k < MP_SAMP_NFIELDS; k++)
+		ck_assert(mp_samp_set(&x, k, e + k, e));
+	return x;
+}
+
+/*
+ * Lending a context to the builder gives the bytes copying it gives:
+ * three stacks, two of them on one node, with histograms of different
+ * lengths (the second lent one longer, so the builder must copy before it
+ * grows it) and sample entries.  The lent memory is the caller's to free.
+ */
+static unsigned char *build_lent(bool lend, size_t *size)
+{
+	static const uint32_t s0[] = { 1, 0 }, s1[] = { 2, 0 };
+	struct mp_err err = { 0 };
+	struct idx_builder b;
+	struct mp_mib mib[3];
+	uint64_t hist[3][4] = { { 1, 2 }, { 3, 4, 5, 6 }, { 7 } };
+	uint32_t nhist[3] = { 2, 4, 1 };
+	struct mp_samp samp[3][1];
+	uint32_t node[3], id;
+	char *data = NULL;
+	size_t len = 0;
+	FILE *fp;
+
+	idx_builder_init(&b);
+	for (uint32_t i = 0; i < 3; i++) {
+		static const char *names[] = { "main", "x", "y" };
+		struct mp_frame fr = FRAME(names[i], "/src/l.c", 5 + i, 2);
+
+		ck_assert_int_eq(idx_builder_frame(&b, &fr, &id), MP_OK);
+	}
+	ck_assert_int_eq(idx_builder_node(&b, s0, 2, &node[0], &err), MP_OK);
+	ck_assert_int_eq(idx_builder_node(&b, s0, 2, &node[1], &err), MP_OK);
+	ck_assert_int_eq(idx_builder_node(&b, s1, 2, &node[2], &err), MP_OK);
+	ck_assert_uint_eq(node[0], node[1]);
+	for (int i = 0; i < 3; i++) {
+		mib_of(&mib[i], 10 + i, 16, 100 * (i + 1));
+		mib[i].v[MIB_AccessHistogramSize] = nhist[i];
+		samp[i][0] = samp_of(4096, 3 + i, 1000.0 * (i + 1));
+		if (lend)
+			ck_assert_int_eq(idx_builder_lend_node(&b, node[i], &mib[i],
+							       hist[i], nhist[i],
+							       samp[i], 1, &err),
+					 MP_OK);
+		else
+			ck_assert(idx_builder_add_node(&b, node[i], &mib[i], hist[i],
+						       nhist[i], 1, &err) == MP_OK &&
+				  idx_builder_add_samples(&b, samp[i], 1, 1,
+							  &err) == MP_OK);
+	}
+	idx_builder_count_inputs(&b, 3);
+	fp = open_memstream(&data, &len);
+	ck_assert_int_eq(idx_builder_write(&b, fp, &err), MP_OK);
+	ck_assert_int_eq(fclose(fp), 0);
+	idx_builder_release(&b);
+	*size = len;
+	return (unsigned char *)data;
+}
+
+START_TEST(lending_gives_the_copies_bytes)
+{
+	size_t nc, nl;
+	unsigned char *c = build_lent(false, &nc), *l = build_lent(true, &nl);
+	struct mp_err err = { 0 };
+	struct collected got = { 0 };
+	struct idx_file f;
+
+	ck_assert_uint_eq(nc, nl);
+	ck_assert_mem_eq(c, l, nc);
+	ck_assert_int_eq(idx_open(&f, l, nl, &err), MP_OK);
+	ck_assert_int_eq(idx_foreach_context(&f, collect, &got), 0);
+	ck_assert_uint_eq(got.n, 2);
+	/* The node of two: 10 + 11 allocations, the histograms added. */
+	ck_assert_uint_eq(got.alloc[0] + got.alloc[1], 10 + 11 + 12);
+	ck_assert(got.nhist[0] == 4 || got.nhist[1] == 4);
+	ck_assert_uint_eq(got.hist0[got.nhist[0] == 4 ? 0 : 1], 1 + 3);
+	free(c);
+	free(l);
+}
+END_TEST
+
+/*
+ * The records encoded in parts, a thread each, are the bytes of one
+ * thread's: 40,000 contexts over functions of very different sizes (one
+ * holds half of them, so parts end where a function starts, not at
+ * their share).
+ */
+static unsigned char *build_parts(unsigned jobs, size_t *size)
+{
+	struct mp_err err = { 0 };
+	struct idx_builder b;
+	uint32_t main_id, id, stack[2];
+	char *data = NULL;
+	size_t len = 0;
+	FILE *fp;
+	struct mp_frame top = FRAME("main", "/src/p.c", 1, 1);
+
+	idx_builder_init(&b);
+	idx_builder_set_jobs(&b, jobs);
+	ck_assert_int_eq(idx_builder_frame(&b, &top, &main_id), MP_OK);
+	for (uint32_t i = 0; i < 40000; i++) {
+		char name[32];
+		struct mp_frame fr = FRAME(name, "/src/p.c", 10 + i, 1 + i % 7);
+		struct mp_mib m;
+
+		snprintf(name, sizeof(name), "fn%u",
+			 i % 2 ? 0 : 1 + (i / 2) % 37);
+		ck_assert_int_eq(idx_builder_frame(&b, &fr, &id), MP_OK);
+		stack[0] = id;
+		stack[1] = main_id;
+		mib_of(&m, 1 + i % 13, 8 + i % 100, i);
+		ck_assert_int_eq(idx_builder_add_stack(&b, stack, 2, &m, NULL, 0,
+						       1, &err), MP_OK);
+	}
+	fp = open_memstream(&data, &len);
+	ck_assert_int_eq(idx_builder_write(&b, fp, &err), MP_OK);
+	ck_assert_int_eq(fclose(fp), 0);
+	idx_builder_release(&b);
+	*size = len;
+	return (unsigned char *)data;
+}
+
+START_TEST(records_in_parts_are_the_same_bytes)
+{
+	static const unsigned jobs[] = { 2, 3, 4, 16 };
+	size_t n1, n;
+	unsigned char *one = build_parts(1, &n1);
+	struct mp_err err = { 0 };
+	struct idx_file f;
+
+	ck_assert_int_eq(idx_open(&f, one, n1, &err), MP_OK);
+	ck_assert_uint_eq(f.ncontexts, 40000);
+	ck_assert_uint_eq(f.nfunctions, 38);
+	for (size_t i = 0; i < sizeof(jobs) / sizeof(jobs[0]); i++) {
+		unsigned char *p = build_parts(jobs[i], &n);
+
+		ck_assert_uint_eq(n, n1);
+		ck_assert_mem_eq(p, one, n1);
+		free(p);
+	}
+	free(one);
+}
+END_TEST
+
 START_TEST(old_version_is_rejected)
 {
 	static const int order[] = { 0, 1 };
@@ -949,6 +1165,9 @@ int main(void)
 	tcase_add_test(tc, fields_carry_over_within_a_record);
 	tcase_add_test(tc, big_trie_round_trip);
 	tcase_add_test(tc, prefix_path_reuse);
+	tcase_add_test(tc, last_use_keeps_nodes);
+	tcase_add_test(tc, lending_gives_the_copies_bytes);
+	tcase_add_test(tc, records_in_parts_are_the_same_bytes);
 	tcase_add_test(tc, old_version_is_rejected);
 	tcase_add_test(tc, stack_iterator_and_its_budget);
 	tcase_add_test(tc, skipping_varints_agrees_with_decoding);
