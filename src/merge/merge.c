@@ -17,7 +17,8 @@
  * value is the PC plus a constant, found once per segment and input
  * (learn_segment: from the segment's build id when it was seen before,
  * else by sym_map_pc() on its first PC, which also gives the warnings and
- * --strict errors), so a PC costs a segment lookup and an addition.
+ * --strict errors), so a PC costs a segment lookup and an addition, or
+ * only the addition in one of the two ranges used last (key_of_pc).
  * A value of 48 bits or more, or a space number past 16 bits, is escaped:
  * interned in a table, the key being SPACE_ESCAPE << 48 | its index.
  */

@@ -9,7 +9,8 @@
  *    a table shared by the workers (ctab.h), keyed by its stack with every
  *    PC named independently of the process (a location key: module and
  *    ELF address, see merge.c).  Nothing is symbolized yet: a PC costs a
- *    segment lookup and an addition.  An indexed input, already
+ *    compare and an addition (a range of the memory map used just
+ *    before), or else a segment lookup.  An indexed input, already
  *    symbolized, is folded straight into the builder.
  * 2. Symbolize and place.  Each distinct location of the table is
  *    symbolized once and its frames interned in the builder, by the main
