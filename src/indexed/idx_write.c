@@ -838,7 +838,9 @@ static enum mp_errcode write_records(struct writer *w)
 			encode_records(&r[h]);
 		if (r[h].too_large || shift + r[h].o.n > UINT32_MAX)
 			rc = MP_E_TOO_LARGE;
-		if (!rc && (p = ob_put(&w->o, r[h].o.n)))
+		/* (A part left empty by a big function before it has no
+		 * buffer.) */
+		if (!rc && r[h].o.n && (p = ob_put(&w->o, r[h].o.n)))
 			memcpy(p, r[h].o.d, r[h].o.n);
 		w->o.oom |= r[h].o.oom;
 		for (uint32_t k = 0; k < r[h].nitems; k++)
