@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "common/mp_file.h"
@@ -1097,7 +1096,6 @@ struct pipeline {
 	struct job *jobs;
 	size_t n;
 	size_t next;		/* the next input a worker takes */
-	size_t *order;		/* inputs by size, the largest first */
 	unsigned workers;	/* started: worker k has arena k */
 	bool stop;
 	/* A worker is in symbolize_pending(); and its failure, if any. */
@@ -1205,7 +1203,7 @@ static void *worker(void *arg)
 			pthread_mutex_unlock(&p->lock);
 			break;
 		}
-		i = p->order[p->next++];
+		i = p->next++;
 		pthread_mutex_unlock(&p->lock);
 
 		run_input(p->m, &s, &p->in[i], &p->jobs[i]);
@@ -1218,49 +1216,6 @@ static void *worker(void *arg)
 	}
 	scratch_release(&s);
 	return NULL;
-}
-
-/* Input indexes by size, the largest first, then in input order. */
-static int by_size(const void *x, const void *y, void *arg)
-{
-	const off_t *size = arg;
-	size_t a = *(const size_t *)x, b = *(const size_t *)y;
-
-	if (size[a] != size[b])
-		return size[a] > size[b] ? -1 : 1;
-	return a < b ? -1 : a > b;
-}
-
-/*
- * The order in which workers take the N inputs IN: the largest first, so
- * that the last ones taken are small and the workers finish together
- * instead of one folding a big input alone at the end (with many workers
- * that ragged end is a large part of the wall time).  The result does not
- * depend on it: every fold is order-independent.  Inputs whose size is
- * unknown (a pipe, standard input) count as empty.  NULL when out of
- * memory.
- */
-static size_t *largest_first(const struct merge_input *in, size_t n)
-{
-	size_t *order = malloc((n ? n : 1) * sizeof(*order));
-	off_t *size = malloc((n ? n : 1) * sizeof(*size));
-
-	if (!order || !size) {
-		free(order);
-		free(size);
-		return NULL;
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct stat st;
-
-		order[i] = i;
-		size[i] = strcmp(in[i].path, "-") != 0 &&
-			  stat(in[i].path, &st) == 0 && S_ISREG(st.st_mode)
-			  ? st.st_size : 0;
-	}
-	qsort_r(order, n, sizeof(*order), by_size, size);
-	free(size);
-	return order;
 }
 
 /*
@@ -1334,7 +1289,7 @@ enum mp_errcode merge_run(struct merge *m, const struct merge_input *in,
 	own.arena = &m->arenas[0];
 	pthread_mutex_init(&p.lock, NULL);
 	pthread_cond_init(&p.done, NULL);
-	if (want > 1 && (p.order = largest_first(in, n))) {
+	if (want > 1) {
 		threads = calloc(want, sizeof(*threads));
 		for (unsigned t = 0; threads && t < want; t++)
 			if (pthread_create(&threads[t], NULL, worker, &p) == 0)
@@ -1367,7 +1322,6 @@ enum mp_errcode merge_run(struct merge *m, const struct merge_input *in,
 		pthread_join(threads[t], NULL);
 	scratch_release(&own);
 	free(p.jobs);
-	free(p.order);
 	free(threads);
 	pthread_mutex_destroy(&p.lock);
 	pthread_cond_destroy(&p.done);
