@@ -88,8 +88,8 @@ static int newer(const struct mp_mib *a, const struct mp_mib *b)
 /*
  * mib_fold() and mib_scale() are spelled out field by field from
  * RAW_MIB_FIELDS, each field's rule known when compiled: a merge folds
- * millions of MIBs, and a loop that looks each rule up in mib_fields[]
- * cost four times as many instructions (bench/RESULTS.md).
+ * millions of MIBs, and a loop that looked each rule up in mib_fields[]
+ * and switched on it took 12.6 % of a 500-input merge (bench/RESULTS.md).
  */
 #define FOLD_SUM(i)	a->v[i] = sat_add(a->v[i], b->v[i]);
 #define FOLD_OVLP	FOLD_SUM
