@@ -61,14 +61,40 @@ static const struct input inputs[] = {
 };
 #define NINPUTS (sizeof(inputs) / sizeof(inputs[0]))
 
+/* What B writes, in memory (malloc'ed): *SIZE bytes. */
+static unsigned char *written(struct idx_builder *b, size_t *size)
+{
+	struct mp_err err = { 0 };
+	char *data = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&data, &len);
+
+	ck_assert_ptr_nonnull(fp);
+	ck_assert_int_eq(idx_builder_write(b, fp, &err), MP_OK);
+	ck_assert_int_eq(fclose(fp), 0);
+	*size = len;
+	return (unsigned char *)data;
+}
+
+/* Intern frames named NAMES[0..N-1] into an empty B: ids 0 to N - 1. */
+static void intern_names(struct idx_builder *b, const char *const *names,
+			 uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct mp_frame fr = FRAME(names[i], "/src/x.c", 10 + i, 1);
+		uint32_t id;
+
+		ck_assert_int_eq(idx_builder_frame(b, &fr, &id), MP_OK);
+		ck_assert_uint_eq(id, i);
+	}
+}
+
 static unsigned char *build(const int *order, size_t n, uint64_t weight,
 			    size_t *size)
 {
 	struct idx_builder b;
 	struct mp_err err = { 0 };
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *fp = open_memstream(&buf, &len);
+	unsigned char *data;
 
 	idx_builder_init(&b);
 	for (size_t i = 0; i < n; i++) {
@@ -81,11 +107,9 @@ static unsigned char *build(const int *order, size_t n, uint64_t weight,
 						 weight, &err), MP_OK);
 	}
 	idx_builder_count_inputs(&b, n);
-	ck_assert_int_eq(idx_builder_write(&b, fp, &err), MP_OK);
-	fclose(fp);
+	data = written(&b, size);
 	idx_builder_release(&b);
-	*size = len;
-	return (unsigned char *)buf;
+	return data;
 }
 
 /* Feed every context of an indexed file into a builder (a re-merge). */
@@ -116,9 +140,7 @@ static unsigned char *remerge(unsigned char *const *files, const size_t *sizes,
 	struct idx_builder b;
 	struct remerge r = { &b };
 	struct mp_err err = { 0 };
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *fp = open_memstream(&buf, &len);
+	unsigned char *data;
 
 	idx_builder_init(&b);
 	for (size_t i = 0; i < nfiles; i++) {
@@ -128,11 +150,9 @@ static unsigned char *remerge(unsigned char *const *files, const size_t *sizes,
 		ck_assert_int_eq(idx_foreach_context(&f, add_back, &r), 0);
 		idx_builder_count_inputs(&b, f.ninputs);
 	}
-	ck_assert_int_eq(idx_builder_write(&b, fp, &err), MP_OK);
-	fclose(fp);
+	data = written(&b, size);
 	idx_builder_release(&b);
-	*size = len;
-	return (unsigned char *)buf;
+	return data;
 }
 
 struct collected {
@@ -292,13 +312,11 @@ START_TEST(empty_profile)
 	struct idx_builder b;
 	struct mp_err err = { 0 };
 	struct idx_file f;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *fp = open_memstream(&buf, &len);
+	unsigned char *buf;
+	size_t len;
 
 	idx_builder_init(&b);
-	ck_assert_int_eq(idx_builder_write(&b, fp, &err), MP_OK);
-	fclose(fp);
+	buf = written(&b, &len);
 	idx_builder_release(&b);
 	ck_assert_int_eq(idx_open(&f, buf, len, &err), MP_OK);
 	ck_assert_uint_eq(f.ncontexts, 0);
@@ -462,9 +480,8 @@ START_TEST(fields_carry_over_within_a_record)
 	struct idx_builder b;
 	struct mp_err err = { 0 };
 	struct idx_file f;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *fp = open_memstream(&buf, &len);
+	unsigned char *buf;
+	size_t len;
 
 	idx_builder_init(&b);
 	for (size_t i = 0; i < NCARRIES; i++) {
@@ -481,8 +498,7 @@ START_TEST(fields_carry_over_within_a_record)
 		ck_assert_int_eq(idx_builder_add(&b, st, 2, &m, carries[i].hist,
 						 carries[i].nhist, 1, &err), MP_OK);
 	}
-	ck_assert_int_eq(idx_builder_write(&b, fp, &err), MP_OK);
-	fclose(fp);
+	buf = written(&b, &len);
 	idx_builder_release(&b);
 	ck_assert_int_eq(idx_open(&f, buf, len, &err), MP_OK);
 	ck_assert_uint_eq(f.ncontexts, NCARRIES);
@@ -544,9 +560,8 @@ static unsigned char *build_big(bool reverse, size_t *size)
 {
 	struct idx_builder b;
 	struct mp_err err = { 0 };
-	char *buf = NULL, names[BIG_DEPTH][16];
-	size_t len = 0;
-	FILE *fp = open_memstream(&buf, &len);
+	char names[BIG_DEPTH][16];
+	unsigned char *data;
 
 	idx_builder_init(&b);
 	for (uint32_t i = 0; i < BIG_CONTEXTS; i++) {
@@ -565,11 +580,9 @@ static unsigned char *build_big(bool reverse, size_t *size)
 		ck_assert_int_eq(idx_builder_add(&b, fr, d, &m, hist, ctx % 3,
 						 1, &err), MP_OK);
 	}
-	ck_assert_int_eq(idx_builder_write(&b, fp, &err), MP_OK);
-	fclose(fp);
+	data = written(&b, size);
 	idx_builder_release(&b);
-	*size = len;
-	return (unsigned char *)buf;
+	return data;
 }
 
 struct big_seen {
@@ -678,18 +691,11 @@ START_TEST(prefix_path_reuse)
 	struct idx_file f;
 	struct mp_mib m;
 	uint64_t counts[4] = { 0 };
-	char *data = NULL;
-	size_t size = 0;
-	FILE *fp;
-	uint32_t id;
+	unsigned char *data;
+	size_t size;
 
 	idx_builder_init(&b);
-	for (uint32_t i = 0; i < 4; i++) {
-		struct mp_frame fr = FRAME(names[i], "/src/x.c", 10 + i, 1);
-
-		ck_assert_int_eq(idx_builder_frame(&b, &fr, &id), MP_OK);
-		ck_assert_uint_eq(id, i);
-	}
+	intern_names(&b, names, 4);
 	mib_of(&m, 1, 8, 1);
 	for (size_t i = 0; i < sizeof(seq) / sizeof(seq[0]); i++)
 		ck_assert_int_eq(idx_builder_add_stack(&b, seq[i].f, seq[i].n, &m,
@@ -697,9 +703,7 @@ START_TEST(prefix_path_reuse)
 	idx_builder_stats(&b, &st);
 	ck_assert_uint_eq(st.trie_nodes, 4);	/* main, mid, leaf1, leaf2 */
 	ck_assert_uint_eq(st.contexts, 4);	/* s1, s2, s3, s4 */
-	fp = open_memstream(&data, &size);
-	ck_assert_int_eq(idx_builder_write(&b, fp, &err), MP_OK);
-	ck_assert_int_eq(fclose(fp), 0);
+	data = written(&b, &size);
 	ck_assert_int_eq(idx_open(&f, data, size, &err), MP_OK);
 	ck_assert_int_eq(idx_foreach_context(&f, count_by_function, counts), 0);
 	/* By leaf: s1 (leaf1) came three times, s2 (mid) twice. */
@@ -746,17 +750,11 @@ START_TEST(last_use_keeps_nodes)
 	struct idx_stats st;
 	struct idx_file f;
 	struct mp_mib m;
-	char *data = NULL;
-	size_t size = 0;
-	FILE *fp;
-	uint32_t id;
+	unsigned char *data;
+	size_t size;
 
 	idx_builder_init(&b);
-	for (uint32_t i = 0; i < 4; i++) {
-		struct mp_frame fr = FRAME(names[i], "/src/x.c", 10 + i, 1);
-
-		ck_assert_int_eq(idx_builder_frame(&b, &fr, &id), MP_OK);
-	}
+	intern_names(&b, names, 4);
 	mib_of(&m, 1, 8, 1);
 	for (size_t i = 0; i < sizeof(seq) / sizeof(seq[0]); i++)
 		ck_assert_int_eq(idx_builder_add_stack(&b, seq[i], 3, &m, NULL, 0,
@@ -764,9 +762,7 @@ START_TEST(last_use_keeps_nodes)
 	idx_builder_stats(&b, &st);
 	ck_assert_uint_eq(st.trie_nodes, 5);	/* main, a, b, f@a, f@b */
 	ck_assert_uint_eq(st.contexts, 2);
-	fp = open_memstream(&data, &size);
-	ck_assert_int_eq(idx_builder_write(&b, fp, &err), MP_OK);
-	ck_assert_int_eq(fclose(fp), 0);
+	data = written(&b, &size);
 	ck_assert_int_eq(idx_open(&f, data, size, &err), MP_OK);
 	ck_assert_int_eq(idx_foreach_context(&f, count_each, &got), 0);
 	ck_assert_uint_eq(got.n, 2);
@@ -803,18 +799,12 @@ static unsigned char *build_lent(bool lend, size_t *size)
 	uint64_t hist[3][4] = { { 1, 2 }, { 3, 4, 5, 6 }, { 7 } };
 	uint32_t nhist[3] = { 2, 4, 1 };
 	struct mp_samp samp[3][1];
-	uint32_t node[3], id;
-	char *data = NULL;
-	size_t len = 0;
-	FILE *fp;
+	static const char *names[] = { "main", "x", "y" };
+	uint32_t node[3];
+	unsigned char *data;
 
 	idx_builder_init(&b);
-	for (uint32_t i = 0; i < 3; i++) {
-		static const char *names[] = { "main", "x", "y" };
-		struct mp_frame fr = FRAME(names[i], "/src/l.c", 5 + i, 2);
-
-		ck_assert_int_eq(idx_builder_frame(&b, &fr, &id), MP_OK);
-	}
+	intern_names(&b, names, 3);
 	ck_assert_int_eq(idx_builder_node(&b, s0, 2, &node[0], &err), MP_OK);
 	ck_assert_int_eq(idx_builder_node(&b, s0, 2, &node[1], &err), MP_OK);
 	ck_assert_int_eq(idx_builder_node(&b, s1, 2, &node[2], &err), MP_OK);
@@ -835,12 +825,9 @@ static unsigned char *build_lent(bool lend, size_t *size)
 							  &err) == MP_OK);
 	}
 	idx_builder_count_inputs(&b, 3);
-	fp = open_memstream(&data, &len);
-	ck_assert_int_eq(idx_builder_write(&b, fp, &err), MP_OK);
-	ck_assert_int_eq(fclose(fp), 0);
+	data = written(&b, size);
 	idx_builder_release(&b);
-	*size = len;
-	return (unsigned char *)data;
+	return data;
 }
 
 START_TEST(lending_gives_the_copies_bytes)
@@ -876,9 +863,7 @@ static unsigned char *build_parts(unsigned jobs, size_t *size)
 	struct mp_err err = { 0 };
 	struct idx_builder b;
 	uint32_t main_id, id, stack[2];
-	char *data = NULL;
-	size_t len = 0;
-	FILE *fp;
+	unsigned char *data;
 	struct mp_frame top = FRAME("main", "/src/p.c", 1, 1);
 
 	idx_builder_init(&b);
@@ -898,12 +883,9 @@ static unsigned char *build_parts(unsigned jobs, size_t *size)
 		ck_assert_int_eq(idx_builder_add_stack(&b, stack, 2, &m, NULL, 0,
 						       1, &err), MP_OK);
 	}
-	fp = open_memstream(&data, &len);
-	ck_assert_int_eq(idx_builder_write(&b, fp, &err), MP_OK);
-	ck_assert_int_eq(fclose(fp), 0);
+	data = written(&b, size);
 	idx_builder_release(&b);
-	*size = len;
-	return (unsigned char *)data;
+	return data;
 }
 
 START_TEST(records_in_parts_are_the_same_bytes)
@@ -960,19 +942,13 @@ START_TEST(old_version_is_rejected)
 				       .line = 12, .start_line = 10 };
 		struct idx_builder b;
 		struct mp_mib m = { { 0 } };
-		char *buf = NULL;
-		size_t len = 0;
-		FILE *fp = open_memstream(&buf, &len);
 
 		idx_builder_init(&b);
 		m.v[MIB_AllocCount] = 1;
 		ck_assert_int_eq(idx_builder_add(&b, &fr, 1, &m, NULL, 0, 1, &err),
 				 MP_OK);
-		ck_assert_int_eq(idx_builder_write(&b, fp, &err), MP_OK);
-		fclose(fp);
+		d = written(&b, &size);
 		idx_builder_release(&b);
-		d = (unsigned char *)buf;
-		size = len;
 	}
 	ck_assert_int_eq(idx_open(&f, d, size, &err), MP_OK);
 	d[8] = IDX_VERSION_MIN;
