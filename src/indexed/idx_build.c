@@ -239,17 +239,13 @@ void idx_builder_count_inputs(struct idx_builder *b, uint64_t n)
 }
 
 /*
- * Make C's histogram the builder's own, with room for N counts: a lent
- * one is copied (it cannot be grown in place).
+ * Grow C's histogram to N > c->nhist counts, the new ones zero, as the
+ * builder's own: a lent one is copied (it cannot be grown in place).
  */
-static bool own_hist(struct idx_bctx *c, uint32_t n)
+static bool grow_hist(struct idx_bctx *c, uint32_t n)
 {
 	uint64_t *h;
 
-	if (n < c->nhist)
-		n = c->nhist;
-	if ((c->own & BCTX_OWN_HIST) && n == c->nhist)
-		return true;
 	if (c->own & BCTX_OWN_HIST) {
 		if (!(h = realloc(c->hist, (size_t)n * sizeof(*h))))
 			return false;
@@ -269,7 +265,7 @@ static bool own_hist(struct idx_bctx *c, uint32_t n)
 static enum mp_errcode add_hist(struct idx_bctx *c, const uint64_t *hist,
 				uint32_t nhist, uint64_t weight)
 {
-	if (nhist > c->nhist && !own_hist(c, nhist))
+	if (nhist > c->nhist && !grow_hist(c, nhist))
 		return MP_E_NOMEM;
 	for (uint32_t i = 0; i < nhist; i++) {
 		uint64_t v, s;
