@@ -526,6 +526,7 @@ int cmd_merge(int argc, char **argv)
 		goto out;
 	opts.alloc = &so.alloc;
 	opts.need_start_lines = xo.format == OUT_LLVM;
+	opts.indexed_output = xo.format == OUT_MEMPROF;
 	merge_init(&m, &opts, &sym);
 	rc = EXIT_ERROR;
 	if (merge_run(&m, in.v, in.n, &err)) {

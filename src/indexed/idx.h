@@ -200,6 +200,36 @@ enum mp_errcode idx_builder_write(struct idx_builder *b, FILE *out,
 				  struct mp_err *err);
 
 /*
+ * idx_builder_write() in two steps, for a caller whose stacks are all in
+ * but whose contexts are still coming: idx_write_begin() lays out the
+ * sections that depend on the stacks only (strings, paths, stack
+ * entries, trie), and may run on a thread of its own while the caller
+ * adds contexts to nodes that exist (idx_builder_add_node(),
+ * idx_builder_lend_node(), idx_builder_add_samples(),
+ * idx_builder_count_inputs()) and does nothing else with B;
+ * idx_write_end(), when the contexts are all in, writes the file to OUT
+ * (MP_E_INVALID if the stacks changed meanwhile).  NCTX is about how many
+ * contexts the file will hold, which sizes the output buffer (the
+ * begin reads nothing of the contexts); the caller reserves them
+ * (idx_builder_reserve()) before it starts, so that adding them never
+ * moves what the begin reads.  The bytes are idx_builder_write()'s.
+ * idx_write_begin() returns NULL when out of memory, which
+ * idx_write_end() then reports like any failure of the first step;
+ * idx_write_free() takes NULL.
+ *
+ *	idx_builder_reserve(&b, n);
+ *	w = idx_write_begin(&b, n);	// meanwhile, on another thread:
+ *	idx_builder_lend_node(&b, ...);	// n times
+ *	rc = idx_write_end(w, fp, &err);
+ *	idx_write_free(w);
+ */
+struct idx_write;
+struct idx_write *idx_write_begin(struct idx_builder *b, size_t nctx);
+enum mp_errcode idx_write_end(struct idx_write *w, FILE *out,
+			      struct mp_err *err);
+void idx_write_free(struct idx_write *w);
+
+/*
  * A validated indexed file. Fields are private but for the counts and
  * trie_size: a stack id (the offset of a trie node) is below trie_size.
  */

@@ -433,8 +433,10 @@ static void write_frames(struct obuf *o, uint32_t (*frames)[FRAME_COLUMNS],
  * One write: the builder, the numbering tables, the output buffer and the
  * sections' places.  Each step below fills one section; every step leaves
  * o.oom set rather than failing on out of memory, which the end checks.
+ * It is made in two steps (idx_write_begin(), idx_write_end()): the
+ * stacks' sections, then the contexts' and the file.
  */
-struct writer {
+struct idx_write {
 	struct idx_builder *b;
 	struct out_tables t;
 	struct obuf o;
@@ -445,15 +447,19 @@ struct writer {
 	uint32_t nitems;
 	size_t nframes_used;
 	uint64_t totals[NSUMMARY];	/* the summary's, saturating */
-	void *block;			/* the tables above, one allocation */
+	void *block;			/* the stacks' tables, one allocation */
+	void *ctx_block;		/* the contexts' (order, items) */
+	/* The first step's outcome, and the stacks it saw. */
+	enum mp_errcode rc;
+	size_t nstrs, npaths, nframes, ntrie;
 };
 
-static void sec_begin(struct writer *w, int id)
+static void sec_begin(struct idx_write *w, int id)
 {
 	w->sec_off[id] = w->o.n;
 }
 
-static void sec_end(struct writer *w, int id)
+static void sec_end(struct idx_write *w, int id)
 {
 	w->sec_size[id] = w->o.n - w->sec_off[id];
 	ob_align(&w->o);
@@ -465,7 +471,7 @@ static void sec_end(struct writer *w, int id)
  * A frame interned but dropped before any stack used it must not change
  * the bytes, or the output would depend on history.
  */
-static void mark_used(struct writer *w)
+static void mark_used(struct idx_write *w)
 {
 	const struct idx_builder *b = w->b;
 
@@ -493,7 +499,7 @@ static void mark_used(struct writer *w)
  * MIB anyway (a pass of its own over the MIBs, which lie all over the
  * memory of a merge that lent them, cost as much as the records').
  */
-static void write_summary(struct writer *w)
+static void write_summary(struct idx_write *w)
 {
 	sec_begin(w, SEC_SUMMARY);
 	ob_u32(&w->o, NSUMMARY);
@@ -506,7 +512,7 @@ static void write_summary(struct writer *w)
 	sec_end(w, SEC_SUMMARY);
 }
 
-static void fill_summary(struct writer *w)
+static void fill_summary(struct idx_write *w)
 {
 	unsigned char *d = w->o.d + w->sec_off[SEC_SUMMARY] + 8;
 
@@ -515,7 +521,7 @@ static void fill_summary(struct writer *w)
 }
 
 /* 2: strings, sorted by bytes; an id is a byte offset. */
-static enum mp_errcode write_strings(struct writer *w)
+static enum mp_errcode write_strings(struct idx_write *w)
 {
 	struct idx_builder *b = w->b;
 	size_t nused = 0;
@@ -544,7 +550,7 @@ static enum mp_errcode write_strings(struct writer *w)
 }
 
 /* 3: paths, as a forest ordered by component names. */
-static enum mp_errcode write_path_section(struct writer *w)
+static enum mp_errcode write_path_section(struct idx_write *w)
 {
 	const struct idx_builder *b = w->b;
 	size_t npath = b->npaths, ncp = 0;
@@ -581,7 +587,7 @@ out:
 }
 
 /* 4: frames, renumbered in the order of their new contents. */
-static void write_frame_section(struct writer *w)
+static void write_frame_section(struct idx_write *w)
 {
 	const struct idx_builder *b = w->b;
 	struct out_tables *t = &w->t;
@@ -607,7 +613,7 @@ static void write_frame_section(struct writer *w)
 }
 
 /* 5: the call-stack trie, ordered by frames from the outermost. */
-static enum mp_errcode write_trie_section(struct writer *w)
+static enum mp_errcode write_trie_section(struct idx_write *w)
 {
 	enum mp_errcode rc;
 
@@ -620,7 +626,7 @@ static enum mp_errcode write_trie_section(struct writer *w)
 
 /* 6: the schema: every MIB field, the histogram, and in version 11 the
  * sample entries. */
-static void write_schema(struct writer *w)
+static void write_schema(struct idx_write *w)
 {
 	int n = MIB__COUNT + 1 + (w->b->nsampled ? 1 : 0);
 
@@ -646,7 +652,7 @@ static void write_schema(struct writer *w)
  * write.  The same order as by_owner_node(), which a builder whose node
  * map disagrees with its contexts falls back to.
  */
-static enum mp_errcode order_records(struct writer *w)
+static enum mp_errcode order_records(struct idx_write *w)
 {
 	const struct idx_builder *b = w->b;
 	struct ctx_order *order = w->t.order;
@@ -774,7 +780,7 @@ static void *encode_records_thread(void *arg)
  * the output, each other one by a helper thread into a buffer of its own
  * meanwhile, then appended, its items' offsets moved by what comes before.
  */
-static enum mp_errcode write_records(struct writer *w)
+static enum mp_errcode write_records(struct idx_write *w)
 {
 	const struct idx_builder *b = w->b;
 	const struct ctx_order *order = w->t.order;
@@ -860,7 +866,7 @@ static enum mp_errcode write_records(struct writer *w)
 }
 
 /* 8: the hash table over the records' function names. */
-static enum mp_errcode write_hash(struct writer *w)
+static enum mp_errcode write_hash(struct idx_write *w)
 {
 	unsigned char *hash = NULL, *p;
 	size_t hash_size = 0;
@@ -887,7 +893,7 @@ static enum mp_errcode write_hash(struct writer *w)
 }
 
 /* The header and the section table, in the space left at the start. */
-static void write_header(struct writer *w)
+static void write_header(struct idx_write *w)
 {
 	unsigned char *d = w->o.d;
 
@@ -923,12 +929,15 @@ static void *carve(unsigned char *base, size_t *off, size_t size)
 	return p;
 }
 
-/* Point W's tables into BASE (NULL: none); returns the bytes they take. */
-static size_t lay_out_tables(struct writer *w, unsigned char *base)
+/*
+ * Point W's tables for the stacks into BASE (NULL: none); returns the
+ * bytes they take.
+ */
+static size_t lay_out_tables(struct idx_write *w, unsigned char *base)
 {
 	const struct idx_builder *b = w->b;
 	size_t nstr = b->nstrs, npath = b->npaths, nfr = b->nframes,
-	       ntr = b->ntrie, nctx = b->nctxs, off = 0;
+	       ntr = b->ntrie, off = 0;
 	struct out_tables *t = &w->t;
 
 	t->str_out = carve(base, &off, (nstr + 1) * sizeof(uint32_t));
@@ -939,43 +948,30 @@ static size_t lay_out_tables(struct writer *w, unsigned char *base)
 	t->frame_new_to_old = carve(base, &off, (nfr + 1) * sizeof(uint32_t));
 	t->trie_out = carve(base, &off, (ntr + 1) * sizeof(uint32_t));
 	t->trie_new_to_old = carve(base, &off, (ntr + 2) * sizeof(uint32_t));
-	t->order = carve(base, &off, (nctx + 1) * sizeof(*t->order));
 	t->frames = carve(base, &off, (nfr + 1) * sizeof(*t->frames));
 	w->tmp = carve(base, &off, (nstr + npath + nfr + ntr + 1) *
 				   sizeof(uint32_t));
-	w->items = carve(base, &off, (nctx + 1) * sizeof(*w->items));
 	w->used = carve(base, &off, nstr + npath + nfr + 1);
 	return off;
 }
 
-static bool writer_init(struct writer *w, struct idx_builder *b)
+/* The same for the contexts' tables, laid out when they are all in. */
+static size_t lay_out_ctx_tables(struct idx_write *w, unsigned char *base)
 {
-	memset(w, 0, sizeof(*w));
-	w->b = b;
-	/*
-	 * One block: the tables are all written during the write, and
-	 * apart each of a few hundred KiB took its own page faults (about
-	 * 10 us each in a virtual machine); together they are huge pages.
-	 */
-	if (!(w->block = mp_alloc_big(lay_out_tables(w, NULL))))
-		return false;
-	lay_out_tables(w, w->block);
-	memset(w->used, 0, b->nstrs + b->npaths + b->nframes + 1);
-	return true;
-}
+	size_t nctx = w->b->nctxs, off = 0;
 
-static void writer_release(struct writer *w)
-{
-	free(w->o.d);
-	free(w->block);
+	w->t.order = carve(base, &off, (nctx + 1) * sizeof(*w->t.order));
+	w->items = carve(base, &off, (nctx + 1) * sizeof(*w->items));
+	return off;
 }
 
 /*
  * Room for about the whole file at once: grown by doubling, a file of
  * megabytes was copied several times over and its pages faulted in again.
- * Only a guess (a failure here leaves the buffer to grow as it goes).
+ * Only a guess (a failure here leaves the buffer to grow as it goes), for
+ * NCTX contexts: the caller's, as they may be still coming in.
  */
-static void reserve_output(struct writer *w)
+static void reserve_output(struct idx_write *w, size_t nctx)
 {
 	const struct idx_builder *b = w->b;
 	size_t guess = 4096;
@@ -983,47 +979,92 @@ static void reserve_output(struct writer *w)
 	for (size_t i = 0; i < b->nstrs; i++)
 		guess += b->strs[i].len + 1;
 	guess += b->npaths * 8 + b->nframes * 4 * FRAME_COLUMNS +
-		 b->ntrie * 6 + b->nctxs * 40;
+		 b->ntrie * 6 + nctx * 40;
 	MP_GROW(w->o.d, w->o.a, guess);
+}
+
+struct idx_write *idx_write_begin(struct idx_builder *b, size_t nctx)
+{
+	struct idx_write *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->b = b;
+	w->nstrs = b->nstrs;
+	w->npaths = b->npaths;
+	w->nframes = b->nframes;
+	w->ntrie = b->ntrie;
+	/*
+	 * One block: the tables are all written during the write, and
+	 * apart each of a few hundred KiB took its own page faults (about
+	 * 10 us each in a virtual machine); together they are huge pages.
+	 */
+	w->rc = MP_E_NOMEM;
+	if (!(w->block = mp_alloc_big(lay_out_tables(w, NULL))))
+		return w;
+	lay_out_tables(w, w->block);
+	memset(w->used, 0, b->nstrs + b->npaths + b->nframes + 1);
+	mark_used(w);
+	reserve_output(w, nctx);
+	/* Header and section table, filled in at the end. */
+	ob_put(&w->o, HEADER_SIZE + (SEC__COUNT - 1) * SECTION_ENTRY_SIZE);
+	write_summary(w);
+	if ((w->rc = write_strings(w)) || (w->rc = write_path_section(w)))
+		return w;
+	write_frame_section(w);
+	w->rc = write_trie_section(w);
+	return w;
+}
+
+enum mp_errcode idx_write_end(struct idx_write *w, FILE *out,
+			      struct mp_err *err)
+{
+	const struct idx_builder *b = w ? w->b : NULL;
+	enum mp_errcode rc = w ? w->rc : MP_E_NOMEM;
+
+	if (rc)
+		goto out;
+	if (b->nstrs != w->nstrs || b->npaths != w->npaths ||
+	    b->nframes != w->nframes || b->ntrie != w->ntrie)
+		return mp_fail(err, MP_E_INVALID, "the stacks changed while "
+			       "the profile was being written");
+	rc = MP_E_NOMEM;
+	if (!(w->ctx_block = mp_alloc_big(lay_out_ctx_tables(w, NULL))))
+		goto out;
+	lay_out_ctx_tables(w, w->ctx_block);
+	write_schema(w);
+	if ((rc = write_records(w)) || (rc = write_hash(w)))
+		goto out;
+	rc = MP_E_NOMEM;
+	if (w->o.oom)
+		goto out;
+	fill_summary(w);
+	write_header(w);
+	if (fwrite(w->o.d, 1, w->o.n, out) != w->o.n)
+		return mp_fail(err, MP_E_IO, "cannot write output: %s",
+			       strerror(errno ? errno : EIO));
+	return MP_OK;
+out:
+	return mp_fail(err, rc, rc == MP_E_TOO_LARGE
+		       ? "the profile is too large for 32-bit offsets" : NULL);
+}
+
+void idx_write_free(struct idx_write *w)
+{
+	if (!w)
+		return;
+	free(w->o.d);
+	free(w->block);
+	free(w->ctx_block);
+	free(w);
 }
 
 enum mp_errcode idx_builder_write(struct idx_builder *b, FILE *out,
 				  struct mp_err *err)
 {
-	struct writer w;
-	enum mp_errcode rc = MP_E_NOMEM;
+	struct idx_write *w = idx_write_begin(b, b->nctxs);
+	enum mp_errcode rc = idx_write_end(w, out, err);
 
-	if (!writer_init(&w, b))
-		goto out;
-	mark_used(&w);
-	reserve_output(&w);
-	/* Header and section table, filled in at the end. */
-	ob_put(&w.o, HEADER_SIZE + (SEC__COUNT - 1) * SECTION_ENTRY_SIZE);
-	write_summary(&w);
-	if ((rc = write_strings(&w)) || (rc = write_path_section(&w)))
-		goto out;
-	write_frame_section(&w);
-	if ((rc = write_trie_section(&w)))
-		goto out;
-	write_schema(&w);
-	if ((rc = write_records(&w)) || (rc = write_hash(&w)))
-		goto out;
-	rc = MP_E_NOMEM;
-	if (w.o.oom)
-		goto out;
-	fill_summary(&w);
-	write_header(&w);
-	if (fwrite(w.o.d, 1, w.o.n, out) != w.o.n) {
-		rc = mp_fail(err, MP_E_IO, "cannot write output: %s",
-			     strerror(errno ? errno : EIO));
-		writer_release(&w);
-		return rc;
-	}
-	rc = MP_OK;
-out:
-	if (rc)
-		mp_fail(err, rc, rc == MP_E_TOO_LARGE
-			? "the profile is too large for 32-bit offsets" : NULL);
-	writer_release(&w);
+	idx_write_free(w);
 	return rc;
 }

@@ -150,6 +150,7 @@ void merge_release(struct merge *m)
 	free(m->escapes);
 	ht_release(&m->space_ht);
 	ht_release(&m->escape_ht);
+	idx_write_free(m->w);
 	idx_builder_release(&m->b);
 	sym_stack_release(&m->buf);
 	ht_map_release(&m->loc_map);
@@ -763,6 +764,7 @@ static enum mp_errcode place(struct merge *m, struct ctab_entry *e,
 				   (uint32_t)(n - start), &node, err)))
 		return rc;
 	e->node1 = node + 1;
+	m->placed++;
 	return MP_OK;
 }
 
@@ -829,18 +831,13 @@ static enum mp_errcode symbolize_pending(struct merge *m, struct mp_err *err)
  * runtime's leading ones), freeing the table's index shard by shard.
  * The entries stay in their arenas until merge_release(): a copy would
  * be tens of MB of fresh memory, which a virtual machine makes slower to
- * fill than to read where it is.  Every location is symbolized by now.
+ * fill than to read where it is.  Every stack is placed by now.
  */
 #define BUILD_AHEAD 8
 
-static enum mp_errcode build(struct merge *m, struct mp_err *err)
+static enum mp_errcode lend_all(struct merge *m, struct mp_err *err)
 {
 	enum mp_errcode rc;
-
-	/* At most one context per stack (fewer when only runtime frames
-	 * told two apart). */
-	if (idx_builder_reserve(&m->b, ctab_count(&m->tab)))
-		return mp_fail(err, MP_E_NOMEM, NULL);
 
 	for (size_t s = 0; s < CTAB_SHARDS; s++) {
 		struct ctab_shard *sh = &m->tab.shard[s];
@@ -855,8 +852,9 @@ static enum mp_errcode build(struct merge *m, struct mp_err *err)
 			 */
 			if (i + BUILD_AHEAD < sh->n)
 				__builtin_prefetch(sh->list[i + BUILD_AHEAD]);
-			if (!e->node1 && (rc = place(m, e, err)))
-				return rc;
+			if (!e->node1)
+				return mp_fail(err, MP_E_INVALID, "a stack was "
+					       "never placed in the trie");
 			if ((rc = idx_builder_lend_node(&m->b, e->node1 - 1, &e->mib,
 							e->hist, e->nhist, e->samp,
 							e->nsamp, err)))
@@ -868,6 +866,56 @@ static enum mp_errcode build(struct merge *m, struct mp_err *err)
 	 * the contexts where one did, for the caller to say so. */
 	m->saturated = idx_builder_saturated(&m->b);
 	return MP_OK;
+}
+
+struct lending {
+	struct merge *m;
+	enum mp_errcode rc;
+	struct mp_err err;
+};
+
+static void *lend_thread(void *arg)
+{
+	struct lending *l = arg;
+
+	l->rc = lend_all(l->m, &l->err);
+	return NULL;
+}
+
+static enum mp_errcode build(struct merge *m, struct mp_err *err)
+{
+	/* At most one context per stack (fewer when only runtime frames
+	 * told two apart); the lending empties the table as it goes. */
+	size_t n = ctab_count(&m->tab);
+	struct lending l = { .m = m };
+	enum mp_errcode rc = MP_OK;
+	pthread_t lender;
+
+	if (idx_builder_reserve(&m->b, n))
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	/* Step 2 placed every stack it was handed, which is all of them
+	 * unless a worker failed; the trie is complete before the write
+	 * begins. */
+	for (size_t s = 0; s < CTAB_SHARDS && m->placed < n; s++)
+		for (size_t i = 0; i < m->tab.shard[s].n && !rc; i++)
+			if (!m->tab.shard[s].list[i]->node1)
+				rc = place(m, m->tab.shard[s].list[i], err);
+	if (rc)
+		return rc;
+	/*
+	 * The write's sections of the stacks on this thread while a second
+	 * one (-j gave two) lends: the write is the serial tail of a merge,
+	 * and this is a third of it.  The lending is the shorter of the two,
+	 * and the one to wait for a thread to start.
+	 */
+	if (!m->opts.indexed_output || m->opts.jobs < 2 ||
+	    pthread_create(&lender, NULL, lend_thread, &l) != 0)
+		return lend_all(m, err);
+	m->w = idx_write_begin(&m->b, n);
+	pthread_join(lender, NULL);
+	if (l.rc)
+		*err = l.err;
+	return l.rc;
 }
 
 /* The outcome of one input. */
@@ -1339,6 +1387,19 @@ enum mp_errcode merge_run(struct merge *m, const struct merge_input *in,
 	return build(m, err);
 }
 
+/* The builder's write to FP, finishing the one begun in step 3 if any. */
+static enum mp_errcode write_to(struct merge *m, FILE *fp, struct mp_err *err)
+{
+	enum mp_errcode rc;
+
+	if (!m->w)
+		return idx_builder_write(&m->b, fp, err);
+	rc = idx_write_end(m->w, fp, err);
+	idx_write_free(m->w);
+	m->w = NULL;
+	return rc;
+}
+
 static bool has_suffix(const char *s, const char *suffix)
 {
 	size_t a = strlen(s), b = strlen(suffix);
@@ -1358,7 +1419,7 @@ enum mp_errcode merge_bytes(struct merge *m, struct mp_buf *out,
 	memset(out, 0, sizeof(*out));
 	if (!fp)
 		return mp_fail(err, MP_E_NOMEM, NULL);
-	rc = idx_builder_write(&m->b, fp, err);
+	rc = write_to(m, fp, err);
 	crc = fclose(fp);
 	/* glibc's memstream fclose() reports success even when its final
 	 * realloc fails, leaving MEM NULL. */
@@ -1384,7 +1445,7 @@ enum mp_errcode merge_write(struct merge *m, const char *path,
 		goto out;
 	if (!has_suffix(path, ".zst")) {
 		/* Straight to the temporary file: the result is not held twice. */
-		if ((rc = idx_builder_write(&m->b, of.fp, err)))
+		if ((rc = write_to(m, of.fp, err)))
 			goto out;
 	} else {
 		if ((rc = merge_bytes(m, &mem, err)) ||

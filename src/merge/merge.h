@@ -23,7 +23,10 @@
  * 3. Build.  When every input is folded, each entry's MIB is lent to
  *    the builder as its node's context (folded into the one there when
  *    two stacks share a node): the only step left after the folding, with
- *    the write, which reads the MIBs where the table holds them.
+ *    the write, which reads the MIBs where the table holds them.  With
+ *    two threads or more and opts.indexed_output, the lending runs on a
+ *    thread of its own while the calling one begins the write
+ *    (idx_write_begin(): the sections of the stacks, all in by then).
  * Every fold is order-independent, so the output is the same whatever the
  * number of threads and the order in which they finish.  Memory holds the
  * folded table and the builder, plus one input per worker.
@@ -95,6 +98,9 @@ struct merge_opts {
 	/* Refuse indexed inputs without function start lines (format 9):
 	 * the result is for LLVM's format, whose frames need them. */
 	bool need_start_lines;
+	/* The result goes to merge_write() or merge_bytes(): their write may
+	 * begin during the build (step 3). */
+	bool indexed_output;
 	struct mp_read_opts read;	/* how inputs are read (merge_init
 					 * sets the defaults) */
 	merge_report_fn *report;	/* may be NULL */
@@ -136,6 +142,8 @@ struct merge {
 	/* The builder; workers fold indexed inputs into it under b_lock. */
 	pthread_mutex_t b_lock;
 	struct idx_builder b;
+	struct idx_write *w;		/* its write, begun in step 3, or NULL */
+	size_t placed;			/* table entries with a node */
 	struct sym_stack buf;		/* one location's frames */
 	/* Keys of new stacks the workers found, to symbolize, and the new
 	 * stacks' entries, to place in the builder's trie (m->lock). */

@@ -4,6 +4,7 @@
  * rejected cleanly, never followed.
  */
 #include <check.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -910,6 +911,139 @@ START_TEST(records_in_parts_are_the_same_bytes)
 }
 END_TEST
 
+/*
+ * The write in two steps, its first on a thread of its own while the
+ * contexts come in, gives the bytes of idx_builder_write() after them:
+ * 20,000 stacks under two functions, every tenth context sampled (the
+ * version and schema depend on the contexts, which the first step must
+ * not have read).
+ */
+struct two_steps {
+	struct idx_builder b;
+	uint32_t node[20000];
+	struct idx_write *w;
+};
+
+static void two_steps_stacks(struct two_steps *t)
+{
+	struct mp_err err = { 0 };
+	struct mp_frame top = FRAME("main", "/src/t.c", 1, 1);
+	uint32_t main_id, stack[2];
+
+	idx_builder_init(&t->b);
+	idx_builder_set_jobs(&t->b, 2);
+	ck_assert_int_eq(idx_builder_frame(&t->b, &top, &main_id), MP_OK);
+	for (uint32_t i = 0; i < 20000; i++) {
+		struct mp_frame fr = FRAME(i % 3 ? "f" : "g", "/src/t.c",
+					   10 + i, 1);
+
+		ck_assert_int_eq(idx_builder_frame(&t->b, &fr, &stack[0]), MP_OK);
+		stack[1] = main_id;
+		ck_assert_int_eq(idx_builder_node(&t->b, stack, 2, &t->node[i],
+						  &err), MP_OK);
+	}
+}
+
+static void two_steps_contexts(struct two_steps *t)
+{
+	struct mp_err err = { 0 };
+
+	for (uint32_t i = 0; i < 20000; i++) {
+		struct mp_mib m;
+		struct mp_samp s = samp_of(4096, 1 + i % 5, 10.0 * i);
+
+		mib_of(&m, 1 + i % 11, 16 + i % 90, i);
+		ck_assert_int_eq(idx_builder_add_node(&t->b, t->node[i], &m, NULL,
+						      0, 1, &err), MP_OK);
+		if (i % 10 == 0)
+			ck_assert_int_eq(idx_builder_add_samples(&t->b, &s, 1, 1,
+								 &err), MP_OK);
+	}
+	idx_builder_count_inputs(&t->b, 1);
+}
+
+static void *two_steps_begin(void *arg)
+{
+	struct two_steps *t = arg;
+
+	t->w = idx_write_begin(&t->b, 20000);
+	return NULL;
+}
+
+/* _i == 0: the first step before any context; 1: on a thread meanwhile. */
+START_TEST(write_in_two_steps_is_the_same_bytes)
+{
+	struct two_steps *one = calloc(1, sizeof(*one)),
+			 *two = calloc(1, sizeof(*two));
+	struct mp_err err = { 0 };
+	char *data = NULL;
+	size_t len = 0, n1;
+	unsigned char *want;
+	pthread_t th;
+	FILE *fp;
+
+	ck_assert(one && two);
+	two_steps_stacks(one);
+	two_steps_contexts(one);
+	want = written(&one->b, &n1);
+	two_steps_stacks(two);
+	ck_assert_int_eq(idx_builder_reserve(&two->b, 20000), MP_OK);
+	if (_i == 0) {
+		two_steps_begin(two);
+		two_steps_contexts(two);
+	} else {
+		ck_assert_int_eq(pthread_create(&th, NULL, two_steps_begin, two), 0);
+		two_steps_contexts(two);
+		ck_assert_int_eq(pthread_join(th, NULL), 0);
+	}
+	ck_assert_ptr_nonnull(two->w);
+	fp = open_memstream(&data, &len);
+	ck_assert_ptr_nonnull(fp);
+	ck_assert_int_eq(idx_write_end(two->w, fp, &err), MP_OK);
+	ck_assert_int_eq(fclose(fp), 0);
+	ck_assert_uint_eq(want[8], IDX_VERSION);	/* sampled */
+	ck_assert_uint_eq(len, n1);
+	ck_assert_mem_eq(data, want, n1);
+	idx_write_free(two->w);
+	idx_builder_release(&one->b);
+	idx_builder_release(&two->b);
+	free(want);
+	free(data);
+	free(one);
+	free(two);
+}
+END_TEST
+
+/* A stack added between the two steps fails the write: the trie's
+ * section is already laid out. */
+START_TEST(write_end_refuses_changed_stacks)
+{
+	struct two_steps *t = calloc(1, sizeof(*t));
+	/* main called by the second frame: a root and a node, new. */
+	static const uint32_t stack[] = { 0, 2 };
+	struct mp_err err = { 0 };
+	struct idx_write *w;
+	uint32_t node;
+	FILE *fp = fopen("/dev/null", "wb");
+
+	ck_assert(t && fp);
+	two_steps_stacks(t);
+	two_steps_contexts(t);
+	w = idx_write_begin(&t->b, t->b.nctxs);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(idx_builder_node(&t->b, stack, 2, &node, &err), MP_OK);
+	ck_assert_int_eq(idx_write_end(w, fp, &err), MP_E_INVALID);
+	ck_assert_msg(strstr(err.detail, "stacks changed"), "message '%s'",
+		      err.detail);
+	idx_write_free(w);
+	idx_write_free(NULL);
+	ck_assert_int_eq(idx_write_end(NULL, fp, &err), MP_E_NOMEM);
+	fclose(fp);
+	idx_builder_release(&t->b);
+	free(t);
+}
+END_TEST
+
 START_TEST(old_version_is_rejected)
 {
 	static const int order[] = { 0, 1 };
@@ -1144,6 +1278,8 @@ int main(void)
 	tcase_add_test(tc, last_use_keeps_nodes);
 	tcase_add_test(tc, lending_gives_the_copies_bytes);
 	tcase_add_test(tc, records_in_parts_are_the_same_bytes);
+	tcase_add_loop_test(tc, write_in_two_steps_is_the_same_bytes, 0, 2);
+	tcase_add_test(tc, write_end_refuses_changed_stacks);
 	tcase_add_test(tc, old_version_is_rejected);
 	tcase_add_test(tc, stack_iterator_and_its_budget);
 	tcase_add_test(tc, skipping_varints_agrees_with_decoding);
