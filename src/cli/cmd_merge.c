@@ -526,7 +526,9 @@ int cmd_merge(int argc, char **argv)
 		goto out;
 	opts.alloc = &so.alloc;
 	opts.need_start_lines = xo.format == OUT_LLVM;
-	opts.indexed_output = xo.format == OUT_MEMPROF;
+	/* Every format is made from the indexed bytes (the exports read
+	 * them back through a view). */
+	opts.indexed_output = true;
 	merge_init(&m, &opts, &sym);
 	rc = EXIT_ERROR;
 	if (merge_run(&m, in.v, in.n, &err)) {

@@ -64,7 +64,8 @@ static int merge_opt(const char *const *in, size_t n, unsigned jobs,
 		     const char *out, bool keep_bad_frames, uint64_t *cut)
 {
 	struct merge_opts opts = { .failure_mode = MERGE_FAIL_ANY,
-				   .jobs = jobs, .keep_bad_frames = keep_bad_frames };
+				   .jobs = jobs, .keep_bad_frames = keep_bad_frames,
+				   .indexed_output = true };
 	struct mp_err err = { 0 };
 	struct sym_options so = { .no_default_debug_dir = true };
 	struct merge_input mi[8];
