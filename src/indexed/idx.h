@@ -103,6 +103,7 @@ struct idx_builder {
 	/* Per frame, the trie node it was last found or made at. */
 	struct idx_last_use *last_use;
 	size_t alast_use;
+	bool sealed;			/* idx_builder_seal_stacks() */
 	/* Contexts, and for each trie node its context + 1. */
 	struct idx_bctx *ctxs;
 	size_t nctxs, actxs;
@@ -188,6 +189,15 @@ void idx_builder_count_inputs(struct idx_builder *b, uint64_t n);
  * MP_E_NOMEM on failure, which leaves B as it was.
  */
 enum mp_errcode idx_builder_reserve(struct idx_builder *b, size_t n);
+/*
+ * No stack will be added to B any more: free the trie's index (16 bytes
+ * a slot at load <= 1/2: 8 MB for a trie of 221k nodes, the largest of
+ * the builder's lookup tables) and the walk's caches, so that the
+ * write's memory can take their place.  idx_builder_node() and the calls
+ * that make nodes then fail with MP_E_INVALID; contexts can still be
+ * added to the nodes there are.
+ */
+void idx_builder_seal_stacks(struct idx_builder *b);
 void idx_builder_stats(const struct idx_builder *b, struct idx_stats *out);
 
 /*

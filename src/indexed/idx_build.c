@@ -228,6 +228,18 @@ enum mp_errcode idx_builder_reserve(struct idx_builder *b, size_t n)
 	return MP_OK;
 }
 
+void idx_builder_seal_stacks(struct idx_builder *b)
+{
+	ht_map_release(&b->trie_map);
+	free(b->path_frames);
+	free(b->path_nodes);
+	free(b->last_use);
+	b->path_frames = b->path_nodes = NULL;
+	b->last_use = NULL;
+	b->apath_frames = b->apath_nodes = b->alast_use = b->npath = 0;
+	b->sealed = true;
+}
+
 void idx_builder_set_jobs(struct idx_builder *b, unsigned n)
 {
 	b->write_jobs = n;
@@ -315,6 +327,9 @@ enum mp_errcode idx_builder_node(struct idx_builder *b, const uint32_t *frames,
 
 	if (n == 0)
 		return mp_fail(err, MP_E_INVALID, "a context with no frame");
+	if (b->sealed)
+		return mp_fail(err, MP_E_INVALID, "a stack added after the "
+			       "stacks were sealed");
 	if (!MP_GROW(b->path_frames, b->apath_frames, n) ||
 	    !MP_GROW(b->path_nodes, b->apath_nodes, n) ||
 	    !MP_GROW_ZERO(b->last_use, b->alast_use, b->nframes))

@@ -1044,6 +1044,42 @@ START_TEST(write_end_refuses_changed_stacks)
 }
 END_TEST
 
+/*
+ * Sealed stacks: the trie's index is gone, a new stack is refused, the
+ * nodes there are still take contexts, and the file is the same.
+ */
+START_TEST(sealed_stacks_keep_their_nodes)
+{
+	struct two_steps *one = calloc(1, sizeof(*one)),
+			 *two = calloc(1, sizeof(*two));
+	static const uint32_t stack[] = { 0, 2 };
+	struct mp_err err = { 0 };
+	unsigned char *a, *b;
+	size_t na, nb;
+	uint32_t node;
+
+	ck_assert(one && two);
+	two_steps_stacks(one);
+	two_steps_contexts(one);
+	a = written(&one->b, &na);
+	two_steps_stacks(two);
+	idx_builder_seal_stacks(&two->b);
+	ck_assert_int_eq(idx_builder_node(&two->b, stack, 2, &node, &err),
+			 MP_E_INVALID);
+	ck_assert_msg(strstr(err.detail, "sealed"), "message '%s'", err.detail);
+	two_steps_contexts(two);
+	b = written(&two->b, &nb);
+	ck_assert_uint_eq(na, nb);
+	ck_assert_mem_eq(a, b, na);
+	idx_builder_release(&one->b);
+	idx_builder_release(&two->b);
+	free(a);
+	free(b);
+	free(one);
+	free(two);
+}
+END_TEST
+
 START_TEST(old_version_is_rejected)
 {
 	static const int order[] = { 0, 1 };
@@ -1280,6 +1316,7 @@ int main(void)
 	tcase_add_test(tc, records_in_parts_are_the_same_bytes);
 	tcase_add_loop_test(tc, write_in_two_steps_is_the_same_bytes, 0, 2);
 	tcase_add_test(tc, write_end_refuses_changed_stacks);
+	tcase_add_test(tc, sealed_stacks_keep_their_nodes);
 	tcase_add_test(tc, old_version_is_rejected);
 	tcase_add_test(tc, stack_iterator_and_its_budget);
 	tcase_add_test(tc, skipping_varints_agrees_with_decoding);
