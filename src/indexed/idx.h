@@ -224,8 +224,8 @@ enum mp_errcode idx_builder_write(struct idx_builder *b, FILE *out,
  * (idx_builder_reserve()) before it starts, so that adding them never
  * moves what the begin reads.  The bytes are idx_builder_write()'s.
  * idx_write_begin() returns NULL when out of memory, which
- * idx_write_end() then reports like any failure of the first step;
- * idx_write_free() takes NULL.
+ * idx_write_end() then reports like any failure of the first step.  End
+ * a write once, then free it (idx_write_free() takes NULL).
  *
  *	idx_builder_reserve(&b, n);
  *	w = idx_write_begin(&b, n);	// meanwhile, on another thread:
