@@ -45,12 +45,13 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TOOL_SRC := $(wildcard tests/tools/*.c)
 TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tests/%)
 
-# The fuzz targets' regression drivers and the fault-injection shim;
-# appends to TOOL_BIN, so it comes after it.
-include tests/fuzz/fuzz.mk
-
 LIBA := $(BUILD)/libmemprofdata.a
 BIN  := $(BUILD)/memprof-data
+
+# The fuzz targets' regression drivers and the fault-injection shim;
+# appends to TOOL_BIN, so it comes after it, and names $(LIBA) as a
+# prerequisite, expanded as the rule is read: so after LIBA too.
+include tests/fuzz/fuzz.mk
 
 # libmemprof.a, the runtime that writes raw profiles (src/runtime).
 include src/runtime/runtime.mk
