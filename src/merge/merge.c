@@ -764,7 +764,6 @@ static enum mp_errcode place(struct merge *m, struct ctab_entry *e,
 				   (uint32_t)(n - start), &node, err)))
 		return rc;
 	e->node1 = node + 1;
-	m->placed++;
 	return MP_OK;
 }
 
@@ -888,23 +887,19 @@ static enum mp_errcode build(struct merge *m, struct mp_err *err)
 	 * told two apart); the lending empties the table as it goes. */
 	size_t n = ctab_count(&m->tab);
 	struct lending l = { .m = m };
-	enum mp_errcode rc = MP_OK;
 	pthread_t lender;
 
 	if (idx_builder_reserve(&m->b, n))
 		return mp_fail(err, MP_E_NOMEM, NULL);
-	/* Step 2 placed every stack it was handed, which is all of them
-	 * unless a worker failed; the trie is complete before the write
-	 * begins. */
-	for (size_t s = 0; s < CTAB_SHARDS && m->placed < n; s++)
-		for (size_t i = 0; i < m->tab.shard[s].n && !rc; i++)
-			if (!m->tab.shard[s].list[i]->node1)
-				rc = place(m, m->tab.shard[s].list[i], err);
-	if (rc)
-		return rc;
-	/* The trie's index (8 MB at 64 inputs) goes before the write's
-	 * memory comes: it reuses those pages, just freed, instead of the
-	 * host's cold ones (bench/RESULTS.md), and the peak is lower. */
+	/*
+	 * Every stack is placed (lend_all() checks): a worker hands over each
+	 * input's new stacks once it is folded, merge_run() places the last
+	 * ones, and an input that failed after folding anything stopped the
+	 * merge.  So the trie's index (8 MB at 64 inputs) can go before the
+	 * write's memory comes: the write reuses those pages, just freed,
+	 * instead of the host's cold ones (bench/RESULTS.md), and the peak
+	 * is lower.
+	 */
 	idx_builder_seal_stacks(&m->b);
 	/*
 	 * The write's sections of the stacks on this thread while a second

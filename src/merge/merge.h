@@ -143,7 +143,6 @@ struct merge {
 	pthread_mutex_t b_lock;
 	struct idx_builder b;
 	struct idx_write *w;		/* its write, begun in step 3, or NULL */
-	size_t placed;			/* table entries with a node */
 	struct sym_stack buf;		/* one location's frames */
 	/* Keys of new stacks the workers found, to symbolize, and the new
 	 * stacks' entries, to place in the builder's trie (m->lock). */
