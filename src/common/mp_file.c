@@ -145,9 +145,14 @@ static enum mp_errcode read_fd(int fd, struct reader *r, bool *compressed,
 				   (uint64_t)st.st_size < r->max &&
 				   r->alloc < (size_t)st.st_size + 1) {
 				/* Nothing read yet: what the buffer held can go. */
+				size_t want = (size_t)st.st_size + 1;
+
+				if (r->o && r->o->expect >= want &&
+				    r->o->expect < r->max)
+					want = (size_t)r->o->expect + 1;
 				free(r->data);
-				r->data = mp_alloc_big((size_t)st.st_size + 1);
-				r->alloc = r->data ? (size_t)st.st_size + 1 : 0;
+				r->data = mp_alloc_big(want);
+				r->alloc = r->data ? want : 0;
 			}
 		}
 		if (!*compressed) {

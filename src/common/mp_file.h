@@ -59,6 +59,14 @@ struct mp_read_opts {
 	 * False fails the read with MP_E_BAD_MAGIC.
 	 */
 	bool (*known)(const void *head, size_t n);
+	/*
+	 * The largest content a reread buffer is expected to hold (0: not
+	 * known).  A buffer too small for a file grows to at least this at
+	 * once: a run of ever larger files then takes fresh memory (a page
+	 * fault and the kernel's zeroing per page) once, not once per new
+	 * largest file.  Only a hint: larger files still fit.
+	 */
+	uint64_t expect;
 };
 
 struct mp_buf {

@@ -665,6 +665,51 @@ START_TEST(reread_keeps_the_cap)
 }
 END_TEST
 
+/*
+ * With the largest size to come known (expect), the first file takes a
+ * buffer that size and larger files up to it are read into the same
+ * memory; a hint past the cap is not taken, and a file past the hint is
+ * still read whole.
+ */
+START_TEST(reread_takes_the_expected_size_once)
+{
+	char dir[] = "/tmp/mp-expect-XXXXXX", path[3][64];
+	static const size_t sizes[3] = { 1000, 300000, 600000 };
+	struct mp_read_opts o = { 0 };
+	struct mp_buf buf = { 0 };
+	struct mp_err err = { 0 };
+	unsigned char *first;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	for (int i = 0; i < 3; i++) {
+		snprintf(path[i], sizeof(path[i]), "%s/%d", dir, i);
+		write_file(path[i], sizes[i]);
+	}
+	o.expect = 400000;
+	ck_assert_int_eq(mp_file_reread(&buf, path[0], &o, &err), MP_OK);
+	ck_assert_uint_eq(buf.size, sizes[0]);
+	ck_assert_uint_ge(buf.alloc, 400001);
+	first = buf.data;
+	ck_assert_int_eq(mp_file_reread(&buf, path[1], &o, &err), MP_OK);
+	ck_assert_uint_eq(buf.size, sizes[1]);
+	ck_assert_ptr_eq(buf.data, first);
+	ck_assert_int_eq(mp_file_reread(&buf, path[2], &o, &err), MP_OK);
+	ck_assert_uint_eq(buf.size, sizes[2]);
+	ck_assert_int_eq(buf.data[sizes[2] - 1], 'a' + (sizes[2] - 1) % 26);
+	mp_buf_release(&buf);
+
+	/* A hint at or past the cap is ignored: the buffer fits the file. */
+	o.max_size = 200000;
+	o.expect = 200000;
+	ck_assert_int_eq(mp_file_reread(&buf, path[0], &o, &err), MP_OK);
+	ck_assert_uint_lt(buf.alloc, 200000);
+	mp_buf_release(&buf);
+	for (int i = 0; i < 3; i++)
+		remove(path[i]);
+	remove(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("raw");
@@ -677,6 +722,7 @@ int main(void)
 
 	tcase_add_test(real, v4_pie);
 	tcase_add_test(real, reread_keeps_the_cap);
+	tcase_add_test(real, reread_takes_the_expected_size_once);
 	tcase_add_test(real, v4_nopie);
 	tcase_add_test(real, v1_clang14);
 	tcase_add_test(real, v2_clang16);
