@@ -271,6 +271,80 @@ START_TEST(jobs_do_not_change_the_output)
 }
 END_TEST
 
+/* The inputs' outcomes as reported: their indices and paths. */
+struct reports {
+	size_t index[16];
+	const char *path[16];
+	size_t n;
+};
+
+static void record(void *arg, const struct merge_result *r)
+{
+	struct reports *rep = arg;
+
+	ck_assert_uint_lt(rep->n, 16);
+	rep->index[rep->n] = r->index;
+	rep->path[rep->n++] = r->path;
+}
+
+/*
+ * Workers take the last inputs largest first (ending on small ones): each
+ * input is still folded once, the bytes are those of -j 1, and the
+ * outcomes are reported in input order.  Ten inputs of different sizes
+ * (stack depths) and counts: an input skipped or taken twice changes the
+ * counts.
+ */
+START_TEST(inputs_taken_out_of_order_fold_once)
+{
+	static const struct seg a[] = { { 0x1000, 0x2000, 0x0, '\xaa' } };
+	uint64_t pcs[8];
+	char paths[10][256];
+	struct merge_input mi[10];
+	struct mp_buf out[3];
+	struct mp_err err = { 0 };
+
+	for (uint32_t k = 0; k < 8; k++)
+		pcs[k] = 0x1010 + 0x10 * k;
+	for (size_t i = 0; i < 10; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "sized%zu.profraw", i);
+		snprintf(paths[i], sizeof(paths[i]), "%s",
+			 write_profile(name, a, 1, pcs, 1 + (uint32_t)(i * 3) % 8,
+				       i + 1));
+		mi[i] = (struct merge_input){ paths[i], 1 };
+	}
+	for (unsigned jobs = 1; jobs <= 3; jobs++) {
+		struct merge_opts opts = { .failure_mode = MERGE_FAIL_ANY,
+					   .jobs = jobs, .indexed_output = true };
+		struct sym_options so = { .no_default_debug_dir = true };
+		struct reports rep = { 0 };
+		struct sym_ctx sym;
+		struct merge m;
+
+		opts.report = record;
+		opts.report_arg = &rep;
+		sym_init(&sym, &so);
+		merge_init(&m, &opts, &sym);
+		ck_assert_int_eq(merge_run(&m, mi, 10, &err), MP_OK);
+		ck_assert_int_eq(merge_bytes(&m, &out[jobs - 1], &err), MP_OK);
+		merge_release(&m);
+		sym_release(&sym);
+		ck_assert_uint_eq(rep.n, 10);
+		for (size_t i = 0; i < 10; i++) {
+			ck_assert_uint_eq(rep.index[i], i);
+			ck_assert_str_eq(rep.path[i], paths[i]);
+		}
+	}
+	for (int k = 1; k < 3; k++) {
+		ck_assert_uint_eq(out[k].size, out[0].size);
+		ck_assert(memcmp(out[k].data, out[0].data, out[0].size) == 0);
+	}
+	for (int k = 0; k < 3; k++)
+		mp_buf_release(&out[k]);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("merge");
@@ -287,6 +361,7 @@ int main(void)
 	tcase_add_test(tc, overlapping_segments_take_the_first);
 	tcase_add_test(tc, empty_segment_at_the_same_start);
 	tcase_add_test(tc, jobs_do_not_change_the_output);
+	tcase_add_test(tc, inputs_taken_out_of_order_fold_once);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
