@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/mp_thread.h"
 #include "idx_format.h"
 
 /*
@@ -826,8 +827,8 @@ static enum mp_errcode write_records(struct idx_write *w)
 		r[h].o.a = (r[h].to - r[h].from) * 48 + 4096;
 		r[h].o.d = mp_alloc_big(r[h].o.a);
 		r[h].o.a = r[h].o.d ? r[h].o.a : 0;
-		started[h] = pthread_create(&helper[h], NULL,
-					    encode_records_thread, &r[h]) == 0;
+		started[h] = mp_thread_beside(&helper[h], encode_records_thread,
+					      &r[h]) == 0;
 	}
 	r[0].o = w->o;
 	r[0].sec_start = w->sec_off[SEC_RECORDS];

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "common/mp_file.h"
+#include "common/mp_thread.h"
 #include "llvm/llvm.h"
 
 /*
@@ -909,7 +910,7 @@ static enum mp_errcode build(struct merge *m, struct mp_err *err)
 	 * and the one to wait for a thread to start.
 	 */
 	if (!m->opts.indexed_output || m->opts.jobs < 2 ||
-	    pthread_create(&lender, NULL, lend_thread, &l) != 0)
+	    mp_thread_beside(&lender, lend_thread, &l) != 0)
 		return lend_all(m, err);
 	m->w = idx_write_begin(&m->b, n);
 	pthread_join(lender, NULL);

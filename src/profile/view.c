@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/mp_file.h"
+#include "common/mp_thread.h"
 #include "hashtable/ht.h"
 #include "llvm/llvm.h"
 
@@ -632,7 +633,7 @@ void view_add_file_pair(struct view *v[2], const char *path[2],
 		{ v[1], path[1], &err[1], MP_OK },
 	};
 	pthread_t t;
-	bool threaded = pthread_create(&t, NULL, add_job_run, &j[1]) == 0;
+	bool threaded = mp_thread_beside(&t, add_job_run, &j[1]) == 0;
 
 	add_job_run(&j[0]);
 	if (threaded)
