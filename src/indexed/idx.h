@@ -107,6 +107,12 @@ struct idx_builder {
 	/* Contexts, and for each trie node its context + 1. */
 	struct idx_bctx *ctxs;
 	size_t nctxs, actxs;
+	/* Per context (actxs of them), the string id of its node's function:
+	 * the write groups the records by it, and looked it up through the
+	 * trie and the frames, three loads from memory per context in the
+	 * serial tail of a merge; kept when the context is made (by the
+	 * thread that lends it) it is one. */
+	uint32_t *ctx_owner;
 	struct idx_bctx *last;		/* the context added last */
 	size_t nsampled;		/* contexts with sample entries */
 	uint32_t *node_ctx;

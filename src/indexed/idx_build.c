@@ -192,6 +192,7 @@ void idx_builder_release(struct idx_builder *b)
 	free(b->frames);
 	free(b->trie);
 	free(b->ctxs);
+	free(b->ctx_owner);
 	free(b->node_ctx);
 	ht_release(&b->str_ht);
 	ht_map_release(&b->path_map);
@@ -204,28 +205,44 @@ void idx_builder_release(struct idx_builder *b)
 	memset(b, 0, sizeof(*b));
 }
 
-enum mp_errcode idx_builder_reserve(struct idx_builder *b, size_t n)
+/* Room for WANT contexts (the arrays ctxs and ctx_owner), exactly. */
+static enum mp_errcode room_for_ctxs(struct idx_builder *b, size_t want)
 {
-	size_t want;
 	struct idx_bctx *c;
+	uint32_t *o;
 
-	if (!mp_add(b->nctxs, n, &want))
-		return MP_E_NOMEM;
 	if (want <= b->actxs)
 		return MP_OK;
 	/* Whole huge pages (mp_alloc_big()), not realloc()'s 4 KiB ones at
-	 * the block's unaligned ends: this array is written through. */
+	 * the block's unaligned ends: these arrays are written through. */
 	if (want > SIZE_MAX / sizeof(*c) ||
 	    !(c = mp_alloc_big(want * sizeof(*c))))
 		return MP_E_NOMEM;
-	if (b->nctxs)
+	if (!(o = mp_alloc_big(want * sizeof(*o)))) {
+		free(c);
+		return MP_E_NOMEM;
+	}
+	if (b->nctxs) {
 		memcpy(c, b->ctxs, b->nctxs * sizeof(*c));
+		memcpy(o, b->ctx_owner, b->nctxs * sizeof(*o));
+	}
 	if (b->last)
 		b->last = c + (b->last - b->ctxs);
 	free(b->ctxs);
+	free(b->ctx_owner);
 	b->ctxs = c;
+	b->ctx_owner = o;
 	b->actxs = want;
 	return MP_OK;
+}
+
+enum mp_errcode idx_builder_reserve(struct idx_builder *b, size_t n)
+{
+	size_t want;
+
+	if (!mp_add(b->nctxs, n, &want))
+		return MP_E_NOMEM;
+	return room_for_ctxs(b, want);
 }
 
 void idx_builder_seal_stacks(struct idx_builder *b)
@@ -393,11 +410,14 @@ static enum mp_errcode node_ctx(struct idx_builder *b, uint32_t node,
 		*out = &b->ctxs[b->node_ctx[node] - 1];
 		return MP_OK;
 	}
-	if (!MP_GROW(b->ctxs, b->actxs, b->nctxs + 1))
+	if (b->nctxs == b->actxs &&
+	    room_for_ctxs(b, b->actxs < 16 ? 16
+				: b->actxs > SIZE_MAX / 2 ? SIZE_MAX : b->actxs * 2))
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	c = &b->ctxs[b->nctxs];
 	memset(c, 0, sizeof(*c));
 	c->node = node;
+	b->ctx_owner[b->nctxs] = b->frames[b->trie[node].a][0];
 	b->node_ctx[node] = (uint32_t)++b->nctxs;
 	*out = c;
 	return MP_OK;

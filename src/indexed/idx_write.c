@@ -663,17 +663,17 @@ static enum mp_errcode order_records(struct idx_write *w)
 	if (!at)
 		return MP_E_NOMEM;
 	for (size_t i = 0; i < nctx; i++)
-		at[w->t.str_rank[b->frames[b->trie[b->ctxs[i].node].a][0]] + 1]++;
+		at[w->t.str_rank[b->ctx_owner[i]] + 1]++;
 	for (size_t r = 0; r < w->t.nstr_used; r++)
 		at[r + 1] += at[r];
 	for (size_t k = 0; k < b->ntrie; k++) {
-		uint32_t node = w->t.trie_new_to_old[k], frame, c1;
+		uint32_t node = w->t.trie_new_to_old[k], owner, c1;
 
 		if (node >= b->anode_ctx || !(c1 = b->node_ctx[node]))
 			continue;
-		frame = b->trie[node].a;
-		order[at[w->t.str_rank[b->frames[frame][0]]]++] = (struct ctx_order){
-			w->t.frames[frame][0], w->t.trie_out[node], c1 - 1,
+		owner = b->ctx_owner[c1 - 1];
+		order[at[w->t.str_rank[owner]]++] = (struct ctx_order){
+			w->t.str_out[owner], w->t.trie_out[node], c1 - 1,
 		};
 		placed++;
 	}
