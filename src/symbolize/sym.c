@@ -159,6 +159,7 @@ struct sym_module {
 	uint64_t untrusted;	/* addresses left unsymbolized for that */
 	int dwarf;		/* -1 not yet known, 0 none, 1 present */
 	bool dw_tried;		/* dwfl_module_getdwarf() called */
+	bool dw_nomem;		/* ... and the units' index ran out of memory */
 	/*
 	 * The symbol cache (sym_cache.h): its file for this module, read on
 	 * the first lookup; the key it must carry; whether this run
@@ -1416,19 +1417,53 @@ static void no_dwarf(struct sym_ctx *ctx, struct sym_module *m)
 	warn(ctx, "no DWARF in '%s'; using ELF symbols", m->path);
 }
 
+/*
+ * Find M's DWARF and index its units, once: for a C library's separate
+ * debug file, whose sections are compressed, libdw inflates them all
+ * here, tens of milliseconds.  Touches M alone (sym_open_dwarf()).
+ */
+static void open_dwarf(struct sym_module *m)
+{
+	if (m->dw_tried)
+		return;
+	m->dw_tried = true;
+	m->dw = dwfl_module_getdwarf(m->mod, &m->dwbias);
+	m->dwarf = m->dw != NULL;
+	if (m->dw && !index_cus(m))
+		m->dw_nomem = true;
+}
+
 static bool module_has_dwarf(struct sym_ctx *ctx, struct sym_module *m,
 			     bool *nomem)
 {
-	if (!m->dw_tried) {
-		m->dw_tried = true;
-		m->dw = dwfl_module_getdwarf(m->mod, &m->dwbias);
-		m->dwarf = m->dw != NULL;
-		if (!m->dwarf)
-			no_dwarf(ctx, m);
-		else if (!index_cus(m))
-			*nomem = true;
-	}
+	open_dwarf(m);
+	if (!m->dw)
+		no_dwarf(ctx, m);
+	if (m->dw_nomem)
+		*nomem = true;
 	return m->dw != NULL;
+}
+
+static void cache_open(struct sym_ctx *ctx, struct sym_module *m);
+
+struct sym_module *sym_dwarf_to_open(struct sym_ctx *ctx, int32_t module)
+{
+	struct sym_module *m;
+
+	if (module < 0 || (size_t)module >= ctx->nmods)
+		return NULL;
+	m = ctx->mods[module];
+	if (m->dw_tried)
+		return NULL;
+	if (ctx->opt.cache_dir && m->cache_state == CACHE_UNTRIED)
+		cache_open(ctx, m);
+	/* A cache entry may answer every lookup: then no DWARF is read. */
+	return m->cache.buf ? NULL : m;
+}
+
+void sym_open_dwarf(struct sym_module *m)
+{
+	open_dwarf(m);
 }
 
 /* ---- every function's name ---- */

@@ -318,6 +318,26 @@ enum mp_errcode sym_module_of_build_id(struct sym_ctx *ctx, const uint8_t *bid,
 				       uint32_t n, int32_t *module,
 				       struct mp_err *err);
 
+/*
+ * Reading a module's DWARF beside: the first lookup in a module finds its
+ * debug file and reads it, which for a C library's compressed one is most
+ * of a cold merge of a few inputs.  sym_dwarf_to_open() names a module
+ * whose DWARF a lookup would read now (not read yet, and no symbol cache
+ * entry that may answer instead), or returns NULL; it may read the
+ * module's cache entry.  sym_open_dwarf() reads it, and may run on a
+ * thread of its own while the caller looks up addresses of other modules
+ * of the context, if nothing else uses the context meanwhile (the caller
+ * serializes that) and the context is not released.  It says nothing: a
+ * module without DWARF is told at its next lookup.
+ *
+ *	struct sym_module *x = sym_dwarf_to_open(ctx, libc);
+ *	// on another thread: if (x) sym_open_dwarf(x);
+ *	sym_lookup(ctx, app, addr, &fr, &err);	// meanwhile
+ *	// joined: now sym_lookup(ctx, libc, ...)
+ */
+struct sym_module *sym_dwarf_to_open(struct sym_ctx *ctx, int32_t module);
+void sym_open_dwarf(struct sym_module *m);
+
 /* Describe module MODULE; false if there is no such module. */
 bool sym_module_info(const struct sym_ctx *ctx, int32_t module,
 		     struct sym_module_info *out);

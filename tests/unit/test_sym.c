@@ -9,6 +9,7 @@
  * directory.
  */
 #include <check.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -845,6 +846,116 @@ static char *cached_run(const char *cache, const char *const *bins,
 	return text;
 }
 
+static void *open_beside(void *m)
+{
+	sym_open_dwarf(m);
+	return NULL;
+}
+
+/* Look up every PC of PROFILE that lies in MODULE; how many there are. */
+static size_t lookup_module(struct sym_ctx *sym, const char *profile,
+			    int32_t module)
+{
+	struct mp_err err = { 0 };
+	const struct sym_frames *fr;
+	struct raw_file rf;
+	struct sym_addr a;
+	size_t n = 0;
+
+	load(&rf, profile);
+	for (size_t i = 0; i < rf.ncontexts; i++) {
+		const struct raw_context *c = &rf.contexts[i];
+
+		for (uint32_t k = 0; k < c->npcs; k++) {
+			ck_assert_int_eq(sym_map_pc(sym, &rf.profiles[c->profile],
+						    c->pcs[k], &a, &err), MP_OK);
+			if (a.module != module)
+				continue;
+			ck_assert_int_eq(sym_lookup(sym, a.module, a.addr, &fr,
+						    &err), MP_OK);
+			n++;
+		}
+	}
+	raw_file_release(&rf);
+	return n;
+}
+
+/*
+ * A module's DWARF read on another thread (sym_open_dwarf()) while the
+ * context looks up another module's addresses gives the frames of a
+ * context that read it at its first lookup; a module read already, or
+ * whose cache entry may answer, is not offered again; a module without
+ * DWARF read beside is still told about, once, at its first lookup.
+ */
+START_TEST(dwarf_read_beside)
+{
+	static const char *const bins[] = { FIX "basic.pie", FIX "libfixture.so", NULL };
+	const char *prof = FIX "basic.pie.v4.profraw";
+	struct sym_options opt = { .warn = collect };
+	const struct sym_frames *fr;
+	char cache[128], bin[160], cmd[512], *ref, *got;
+	struct sym_module *x0, *x1;
+	uint64_t cached, addrs;
+	struct warnings w;
+	struct sym_ctx sym;
+	pthread_t t;
+
+	make_tmpdir();
+	ref = cached_run(NULL, bins, NULL, prof, &cached, &addrs, &w);
+	init(&sym, &w, false, true);
+	add(&sym, bins[0]);
+	add(&sym, bins[1]);
+	ck_assert_ptr_null(sym_dwarf_to_open(&sym, 2));
+	x0 = sym_dwarf_to_open(&sym, 0);
+	x1 = sym_dwarf_to_open(&sym, 1);
+	ck_assert_ptr_nonnull(x0);
+	ck_assert_ptr_nonnull(x1);
+	ck_assert_int_eq(pthread_create(&t, NULL, open_beside, x1), 0);
+	ck_assert_uint_gt(lookup_module(&sym, prof, 0), 0);	/* meanwhile */
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	ck_assert_ptr_null(sym_dwarf_to_open(&sym, 0));
+	ck_assert_ptr_null(sym_dwarf_to_open(&sym, 1));
+	got = all_frames(&sym, prof);
+	ck_assert_str_eq(got, ref);
+	free(got);
+	sym_release(&sym);
+
+	/* With a cache entry for each module, none is offered. */
+	snprintf(cache, sizeof(cache), "%s/symbols", tmpdir);
+	free(cached_run(cache, bins, NULL, prof, &cached, &addrs, &w));
+	opt.warn_arg = &w;
+	opt.cache_dir = cache;
+	sym_init(&sym, &opt);
+	add(&sym, bins[0]);
+	add(&sym, bins[1]);
+	ck_assert_ptr_null(sym_dwarf_to_open(&sym, 0));
+	ck_assert_ptr_null(sym_dwarf_to_open(&sym, 1));
+	got = all_frames(&sym, prof);
+	ck_assert_str_eq(got, ref);
+	free(got);
+	sym_release(&sym);
+
+	/* No DWARF, read beside: said at the first lookup, once. */
+	snprintf(bin, sizeof(bin), "%s/basic.pie", tmpdir);
+	snprintf(cmd, sizeof(cmd), "objcopy --strip-debug " FIX "basic.pie '%s'", bin);
+	run(cmd);
+	init(&sym, &w, false, false);
+	add(&sym, bin);
+	x0 = sym_dwarf_to_open(&sym, 0);
+	ck_assert_ptr_nonnull(x0);
+	sym_open_dwarf(x0);
+	ck_assert_int_eq(count_warn(&w, "no DWARF", NULL), 0);
+	hot_frames(&sym, &fr);
+	ck_assert(fr->from_symtab);
+	ck_assert_str_eq(fr->f[0].function, "hot_alloc");
+	hot_frames(&sym, &fr);
+	ck_assert_int_eq(count_warn(&w, "no DWARF in '", "basic.pie'; using ELF symbols"), 1);
+	sym_release(&sym);
+	free(ref);
+	remove_tmpdir();
+}
+END_TEST
+
 START_TEST(persistent_cache)
 {
 	static const char *const bins[] = { FIX "basic.pie", FIX "libfixture.so", NULL };
@@ -1093,6 +1204,7 @@ static Suite *sym_suite(void)
 	tcase_add_test(t, debuglink);
 	tcase_add_test(t, build_id_debug_dir);
 	tcase_add_test(t, persistent_cache);
+	tcase_add_test(t, dwarf_read_beside);
 	tcase_add_test(t, persistent_cache_debug_file_later);
 	tcase_add_test(t, runtime_rule);
 	tcase_add_test(t, user_start);
