@@ -160,6 +160,7 @@ void merge_release(struct merge *m)
 	free(m->taken);
 	free(m->pending_e);
 	free(m->taken_e);
+	free(m->taken_mod);
 	free(m->loc_first);
 	free(m->loc_n);
 	free(m->ids);
@@ -777,12 +778,107 @@ static enum mp_errcode place(struct merge *m, struct ctab_entry *e,
  * builder's frames and trie.  A stack's keys are handed over with it or
  * before, so they are symbolized by the time it is placed.
  */
+/*
+ * The first lookup in a module reads its DWARF: for a C library's debug
+ * file, whose sections are compressed, a third of a cold merge of eight
+ * inputs, for the two or three frames above main.  When a batch of keys
+ * would open several modules, all but the one with the most keys are
+ * opened by a helper thread (-j 2 and up) while this one symbolizes the
+ * other keys; theirs come after (sym_open_dwarf()).
+ */
+#define OPEN_BESIDE 8
+
+struct opener {
+	struct sym_module *mod[OPEN_BESIDE];
+	int32_t module[OPEN_BESIDE];
+	size_t n;
+	pthread_t thread;
+};
+
+static void *open_modules(void *arg)
+{
+	struct opener *o = arg;
+
+	for (size_t i = 0; i < o->n; i++)
+		sym_open_dwarf(o->mod[i]);
+	return NULL;
+}
+
+static bool opening(const struct opener *o, int32_t module)
+{
+	for (size_t i = 0; i < o->n; i++)
+		if (o->module[i] == module)
+			return true;
+	return false;
+}
+
+/*
+ * Note each of the N KEYS' module in MOD and start O on the modules to
+ * open beside, if any (O->n).  The caller holds m->sym_lock, and keeps it
+ * until O is joined: nothing else may use the symbolizer meanwhile.
+ */
+static void open_beside(struct merge *m, const uint64_t *keys, size_t n,
+			int32_t *mod, struct opener *o)
+{
+	int32_t seen[2 * OPEN_BESIDE];
+	size_t count[2 * OPEN_BESIDE] = { 0 }, nseen = 0, most = 0;
+
+	o->n = 0;
+	pthread_mutex_lock(&m->lock);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t space = keys[i] >> LOC_BITS, value = keys[i] & LOC_MASK;
+
+		if (space == SPACE_ESCAPE)
+			space = m->escapes[value].space;
+		mod[i] = space == SPACE_ADDRESS ? -1
+			 : m->spaces[space - SPACE_FIRST].module;
+	}
+	pthread_mutex_unlock(&m->lock);
+	for (size_t i = 0; i < n; i++) {
+		size_t k = 0;
+
+		if (mod[i] < 0)
+			continue;
+		while (k < nseen && seen[k] != mod[i])
+			k++;
+		if (k == nseen) {
+			if (nseen == 2 * OPEN_BESIDE)
+				continue;	/* that many: no guess */
+			seen[nseen++] = mod[i];
+		}
+		count[k]++;
+	}
+	/* Of the modules to open, the one with the most keys stays here. */
+	for (size_t k = 0; k < nseen; k++) {
+		struct sym_module *x = sym_dwarf_to_open(m->sym, seen[k]);
+
+		if (!x)
+			continue;
+		if (o->n < OPEN_BESIDE) {
+			o->mod[o->n] = x;
+			o->module[o->n++] = seen[k];
+		}
+		if (count[k] > count[most] || !opening(o, seen[most]))
+			most = k;
+	}
+	for (size_t i = 0; i < o->n; i++)
+		if (o->module[i] == seen[most]) {
+			o->mod[i] = o->mod[--o->n];
+			o->module[i] = o->module[o->n];
+			break;
+		}
+	if (o->n && mp_thread_beside(&o->thread, open_modules, o) != 0)
+		o->n = 0;	/* then the lookups open them */
+}
+
 static enum mp_errcode symbolize_pending(struct merge *m, struct mp_err *err)
 {
 	enum mp_errcode rc = MP_OK;
 	struct ctab_entry **entries;
+	struct opener o = { .n = 0 };
 	uint64_t *keys;
 	size_t n, alloc, ne, alloc_e;
+	bool held = false;
 
 	/* Take the pending work, leaving the workers empty arrays. */
 	pthread_mutex_lock(&m->lock);
@@ -804,17 +900,45 @@ static enum mp_errcode symbolize_pending(struct merge *m, struct mp_err *err)
 	m->taken_e = entries;
 	m->ataken_e = alloc_e;
 
-	for (size_t i = 0; i < n && !rc; i++) {
-		uint32_t loc;
-
-		if (ht_map_get(&m->loc_map, keys[i], &loc))
-			continue;
-		if (m->nlocs >= UINT32_MAX - 1)
-			return mp_fail(err, MP_E_TOO_LARGE, "too many PC locations");
+	if (m->opts.jobs >= 2 && n > 1 &&
+	    MP_GROW(m->taken_mod, m->ataken_mod, n)) {
 		pthread_mutex_lock(&m->sym_lock);
-		pthread_mutex_lock(&m->b_lock);
-		rc = add_location(m, keys[i], err);
-		pthread_mutex_unlock(&m->b_lock);
+		open_beside(m, keys, n, m->taken_mod, &o);
+		held = o.n > 0;
+		if (!held)
+			pthread_mutex_unlock(&m->sym_lock);
+	}
+	/* Pass 0: keys of modules not being opened beside; 1: the rest. */
+	for (int pass = 0; pass < (held ? 2 : 1) && !rc; pass++) {
+		if (pass == 1) {
+			pthread_join(o.thread, NULL);
+			pthread_mutex_unlock(&m->sym_lock);
+			held = false;
+		}
+		for (size_t i = 0; i < n && !rc; i++) {
+			uint32_t loc;
+
+			if (o.n && opening(&o, m->taken_mod[i]) != (pass == 1))
+				continue;
+			if (ht_map_get(&m->loc_map, keys[i], &loc))
+				continue;
+			if (m->nlocs >= UINT32_MAX - 1) {
+				rc = mp_fail(err, MP_E_TOO_LARGE,
+					     "too many PC locations");
+				break;
+			}
+			if (!held)
+				pthread_mutex_lock(&m->sym_lock);
+			pthread_mutex_lock(&m->b_lock);
+			rc = add_location(m, keys[i], err);
+			pthread_mutex_unlock(&m->b_lock);
+			if (!held)
+				pthread_mutex_unlock(&m->sym_lock);
+		}
+	}
+	if (held) {
+		/* Failed in pass 0: the helper is still to be joined. */
+		pthread_join(o.thread, NULL);
 		pthread_mutex_unlock(&m->sym_lock);
 	}
 	if (rc)

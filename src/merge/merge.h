@@ -154,6 +154,8 @@ struct merge {
 	size_t ataken;
 	struct ctab_entry **taken_e;	/* and being placed */
 	size_t ataken_e;
+	int32_t *taken_mod;		/* and the module of each key */
+	size_t ataken_mod;
 	/* Step 2: each distinct location's frames, as builder frame ids. */
 	struct ht_map loc_map;		/* location key -> location */
 	uint32_t *loc_first, *loc_n;	/* its frames in ids[] */

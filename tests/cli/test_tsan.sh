@@ -44,6 +44,9 @@ same_jobs() {
 }
 # shellcheck disable=SC2086
 same_jobs "96 raw inputs" $raw
+# Without the symbol cache every module's DWARF is read, all but one of a
+# batch's on a helper thread beside the lookups (symbolize_pending).
+same_jobs "96 raw inputs, no symbol cache" --no-symbol-cache $raw
 # shellcheck disable=SC2086
 same_jobs "96 indexed inputs" $idx
 # shellcheck disable=SC2086
