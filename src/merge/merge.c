@@ -771,14 +771,6 @@ static enum mp_errcode place(struct merge *m, struct ctab_entry *e,
 }
 
 /*
- * Step 2 (merge.h), run by a worker (drain) or the main thread:
- * symbolize each location not seen yet, then place the new stacks.
- * Workers may need the symbolizer (sym_lock) to learn a new input's
- * segments, so it is taken location by location; b_lock guards the
- * builder's frames and trie.  A stack's keys are handed over with it or
- * before, so they are symbolized by the time it is placed.
- */
-/*
  * The first lookup in a module reads its DWARF: for a C library's debug
  * file, whose sections are compressed, a third of a cold merge of eight
  * inputs, for the two or three frames above main.  When a batch of keys
@@ -821,7 +813,7 @@ static void open_beside(struct merge *m, const uint64_t *keys, size_t n,
 			int32_t *mod, struct opener *o)
 {
 	int32_t seen[2 * OPEN_BESIDE];
-	size_t count[2 * OPEN_BESIDE] = { 0 }, nseen = 0, most = 0;
+	size_t count[2 * OPEN_BESIDE] = { 0 }, nseen = 0, most = SIZE_MAX;
 
 	o->n = 0;
 	pthread_mutex_lock(&m->lock);
@@ -854,14 +846,14 @@ static void open_beside(struct merge *m, const uint64_t *keys, size_t n,
 
 		if (!x)
 			continue;
+		if (most == SIZE_MAX || count[k] > count[most])
+			most = k;
 		if (o->n < OPEN_BESIDE) {
 			o->mod[o->n] = x;
 			o->module[o->n++] = seen[k];
 		}
-		if (count[k] > count[most] || !opening(o, seen[most]))
-			most = k;
 	}
-	for (size_t i = 0; i < o->n; i++)
+	for (size_t i = 0; most != SIZE_MAX && i < o->n; i++)
 		if (o->module[i] == seen[most]) {
 			o->mod[i] = o->mod[--o->n];
 			o->module[i] = o->module[o->n];
@@ -871,6 +863,16 @@ static void open_beside(struct merge *m, const uint64_t *keys, size_t n,
 		o->n = 0;	/* then the lookups open them */
 }
 
+/*
+ * Step 2 (merge.h), run by a worker (drain) or the main thread:
+ * symbolize each location not seen yet, then place the new stacks.
+ * Workers may need the symbolizer (sym_lock) to learn a new input's
+ * segments, so it is taken location by location, but for the whole of
+ * the first pass while a helper reads modules' DWARF (open_beside());
+ * b_lock guards the builder's frames and trie.  A stack's keys are
+ * handed over with it or before, so they are symbolized by the time it
+ * is placed.
+ */
 static enum mp_errcode symbolize_pending(struct merge *m, struct mp_err *err)
 {
 	enum mp_errcode rc = MP_OK;
