@@ -143,7 +143,7 @@ void merge_release(struct merge *m)
 		return;
 	ctab_release(&m->tab);
 	for (size_t a = 0; a < m->narenas; a++)
-		mp_arena_release(&m->arenas[a]);
+		mp_arena_release(&m->arenas[a].a);
 	free(m->arenas);
 	pthread_mutex_destroy(&m->lock);
 	pthread_mutex_destroy(&m->sym_lock);
@@ -1369,7 +1369,7 @@ static void *worker(void *arg)
 	struct scratch s = { 0 };
 
 	pthread_mutex_lock(&p->lock);
-	s.arena = &p->m->arenas[++p->workers];
+	s.arena = &p->m->arenas[++p->workers].a;
 	pthread_mutex_unlock(&p->lock);
 	for (;;) {
 		size_t i;
@@ -1510,7 +1510,10 @@ enum mp_errcode merge_run(struct merge *m, const struct merge_input *in,
 	if (want > n)
 		want = (unsigned)n;
 	p.jobs = calloc(n ? n : 1, sizeof(*p.jobs));
-	m->arenas = calloc(want + 1, sizeof(*m->arenas));
+	m->arenas = aligned_alloc(_Alignof(struct merge_arena),
+				  (want + 1) * sizeof(*m->arenas));
+	if (m->arenas)
+		memset(m->arenas, 0, (want + 1) * sizeof(*m->arenas));
 	p.order = order = malloc((n ? n : 1) * sizeof(*order));
 	sized = malloc((n ? n : 1) * sizeof(*sized));
 	if (!p.jobs || !m->arenas || !order || !sized) {
@@ -1530,8 +1533,8 @@ enum mp_errcode merge_run(struct merge *m, const struct merge_input *in,
 	 * microseconds each on virtual machines).
 	 */
 	for (size_t a = 0; a < m->narenas; a++)
-		m->arenas[a].first = 4 << 20;
-	own.arena = &m->arenas[0];
+		m->arenas[a].a.first = 4 << 20;
+	own.arena = &m->arenas[0].a;
 	pthread_mutex_init(&p.lock, NULL);
 	pthread_cond_init(&p.done, NULL);
 	if (want > 1) {
