@@ -714,8 +714,11 @@ static enum mp_errcode publish(struct merge *m, struct scratch *s)
 	pthread_mutex_lock(&m->lock);
 	if (MP_GROW(m->pending, m->apending, m->npending + s->nfresh) &&
 	    MP_GROW(m->pending_e, m->apending_e, m->npending_e + s->nfresh_e)) {
-		memcpy(m->pending + m->npending, s->fresh,
-		       s->nfresh * sizeof(*s->fresh));
+		/* No new key: the stacks are new, their locations not (and
+		 * PENDING may be none yet, the symbolizer's swapped in). */
+		if (s->nfresh)
+			memcpy(m->pending + m->npending, s->fresh,
+			       s->nfresh * sizeof(*s->fresh));
 		memcpy(m->pending_e + m->npending_e, s->fresh_e,
 		       s->nfresh_e * sizeof(*s->fresh_e));
 		m->npending += s->nfresh;
