@@ -1465,7 +1465,10 @@ static int by_size_down(const void *x, const void *y)
 /*
  * The order the workers take the N inputs in (ORDER, N entries): as
  * given, but the last SIZED_TAIL per worker largest first (inputs that
- * are no regular file count as empty).  Returns the size of the largest
+ * are no regular file count as empty), never the first input of each
+ * worker: the first input folded starts the symbolizing, which at a few
+ * inputs is the longer half of the merge, and the largest would delay
+ * it most (at 8 inputs, 19 ms instead of 3).  Returns the size of the largest
  * input, for the workers' read buffers (mp_read_opts.expect): each then
  * takes its memory once instead of again at every new largest input.  A
  * stat per input, a microsecond each.
@@ -1478,8 +1481,8 @@ static uint64_t plan_inputs(const struct merge_input *in, size_t n,
 	uint64_t max = 0;
 	struct stat st;
 
-	if (tail > n)
-		tail = n;
+	if (tail > n - (n < workers ? n : workers))
+		tail = n - (n < workers ? n : workers);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t size = 0;
 
