@@ -880,6 +880,21 @@ static size_t lookup_module(struct sym_ctx *sym, const char *profile,
 	return n;
 }
 
+/* Modules 0 and 1 of SYM are read (or answered by the cache), and
+ * PROFILE's frames are REF; then SYM is released. */
+static void assert_all_read(struct sym_ctx *sym, const char *profile,
+			    const char *ref)
+{
+	char *got;
+
+	ck_assert_ptr_null(sym_dwarf_to_open(sym, 0));
+	ck_assert_ptr_null(sym_dwarf_to_open(sym, 1));
+	got = all_frames(sym, profile);
+	ck_assert_str_eq(got, ref);
+	free(got);
+	sym_release(sym);
+}
+
 /*
  * A module's DWARF read on another thread (sym_open_dwarf()) while the
  * context looks up another module's addresses gives the frames of a
@@ -893,7 +908,7 @@ START_TEST(dwarf_read_beside)
 	const char *prof = FIX "basic.pie.v4.profraw";
 	struct sym_options opt = { .warn = collect };
 	const struct sym_frames *fr;
-	char cache[128], bin[160], cmd[512], *ref, *got;
+	char cache[128], bin[160], cmd[512], *ref;
 	struct sym_module *x0, *x1;
 	uint64_t cached, addrs;
 	struct warnings w;
@@ -913,12 +928,7 @@ START_TEST(dwarf_read_beside)
 	ck_assert_int_eq(pthread_create(&t, NULL, open_beside, x1), 0);
 	ck_assert_uint_gt(lookup_module(&sym, prof, 0), 0);	/* meanwhile */
 	ck_assert_int_eq(pthread_join(t, NULL), 0);
-	ck_assert_ptr_null(sym_dwarf_to_open(&sym, 0));
-	ck_assert_ptr_null(sym_dwarf_to_open(&sym, 1));
-	got = all_frames(&sym, prof);
-	ck_assert_str_eq(got, ref);
-	free(got);
-	sym_release(&sym);
+	assert_all_read(&sym, prof, ref);
 
 	/* With a cache entry for each module, none is offered. */
 	snprintf(cache, sizeof(cache), "%s/symbols", tmpdir);
@@ -928,12 +938,7 @@ START_TEST(dwarf_read_beside)
 	sym_init(&sym, &opt);
 	add(&sym, bins[0]);
 	add(&sym, bins[1]);
-	ck_assert_ptr_null(sym_dwarf_to_open(&sym, 0));
-	ck_assert_ptr_null(sym_dwarf_to_open(&sym, 1));
-	got = all_frames(&sym, prof);
-	ck_assert_str_eq(got, ref);
-	free(got);
-	sym_release(&sym);
+	assert_all_read(&sym, prof, ref);
 
 	/* No DWARF, read beside: said at the first lookup, once. */
 	snprintf(bin, sizeof(bin), "%s/basic.pie", tmpdir);
