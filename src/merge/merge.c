@@ -643,21 +643,35 @@ static enum mp_errcode fold_raw(struct merge *m, struct scratch *s,
 	return flush(m, s, weight, err);
 }
 
+/*
+ * Location KEY's space, and its value in *VALUE, an escape followed.
+ * m->lock held: workers may be growing the spaces and escapes.
+ */
+static uint64_t key_space(const struct merge *m, uint64_t key,
+			  uint64_t *value)
+{
+	uint64_t space = key >> LOC_BITS;
+
+	*value = key & LOC_MASK;
+	if (space == SPACE_ESCAPE) {
+		space = m->escapes[*value].space;
+		*value = m->escapes[*value].value;
+	}
+	return space;
+}
+
 /* Symbolize location KEY and intern its frames: location m->nlocs. */
 static enum mp_errcode add_location(struct merge *m, uint64_t key,
 				    struct mp_err *err)
 {
-	uint64_t space = key >> LOC_BITS, value = key & LOC_MASK;
+	uint64_t space, value;
 	struct merge_space sp = { -1, 0, { 0 } };
 	struct sym_location loc = { .module = -1 };
 	enum mp_errcode rc;
 
-	/* Workers may be growing the spaces and escapes: copy out. */
+	/* Copied out under the lock, as the workers may grow them. */
 	pthread_mutex_lock(&m->lock);
-	if (space == SPACE_ESCAPE) {
-		space = m->escapes[value].space;
-		value = m->escapes[value].value;
-	}
+	space = key_space(m, key, &value);
 	if (space != SPACE_ADDRESS)
 		sp = m->spaces[space - SPACE_FIRST];
 	pthread_mutex_unlock(&m->lock);
@@ -821,10 +835,8 @@ static void open_beside(struct merge *m, const uint64_t *keys, size_t n,
 	o->n = 0;
 	pthread_mutex_lock(&m->lock);
 	for (size_t i = 0; i < n; i++) {
-		uint64_t space = keys[i] >> LOC_BITS, value = keys[i] & LOC_MASK;
+		uint64_t value, space = key_space(m, keys[i], &value);
 
-		if (space == SPACE_ESCAPE)
-			space = m->escapes[value].space;
 		mod[i] = space == SPACE_ADDRESS ? -1
 			 : m->spaces[space - SPACE_FIRST].module;
 	}
@@ -1468,21 +1480,22 @@ static int by_size_down(const void *x, const void *y)
  * are no regular file count as empty), never the first input of each
  * worker: the first input folded starts the symbolizing, which at a few
  * inputs is the longer half of the merge, and the largest would delay
- * it most (at 8 inputs, 19 ms instead of 3).  Returns the size of the largest
- * input, for the workers' read buffers (mp_read_opts.expect): each then
- * takes its memory once instead of again at every new largest input.  A
- * stat per input, a microsecond each.
+ * it most (at 8 inputs, 19 ms instead of 3).  Returns the size of the
+ * largest input, for the workers' read buffers (mp_read_opts.expect):
+ * each then takes its memory once instead of again at every new largest
+ * input.  A stat per input, a microsecond each.
  */
 static uint64_t plan_inputs(const struct merge_input *in, size_t n,
 			    unsigned workers, size_t *order,
 			    struct sized_input *sized)
 {
 	size_t tail = workers > 1 ? (size_t)workers * SIZED_TAIL : 0;
+	size_t rest = n > workers ? n - workers : 0;	/* past the first ones */
 	uint64_t max = 0;
 	struct stat st;
 
-	if (tail > n - (n < workers ? n : workers))
-		tail = n - (n < workers ? n : workers);
+	if (tail > rest)
+		tail = rest;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t size = 0;
 
