@@ -680,10 +680,8 @@ static enum mp_errcode order_records(struct idx_write *w)
 	free(at);
 	if (placed != nctx) {
 		for (size_t i = 0; i < nctx; i++) {
-			uint32_t node = b->ctxs[i].node;
-
-			order[i].owner = w->t.frames[b->trie[node].a][0];
-			order[i].node = w->t.trie_out[node];
+			order[i].owner = w->t.str_out[b->ctx_owner[i]];
+			order[i].node = w->t.trie_out[b->ctxs[i].node];
 			order[i].ctx = (uint32_t)i;
 		}
 		qsort(order, nctx, sizeof(*order), by_owner_node);
