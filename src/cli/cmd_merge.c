@@ -547,19 +547,17 @@ int cmd_merge(int argc, char **argv)
 			 "symbolized with the binaries given (they merge with "
 			 "the same frames of raw inputs)", m.resymbolized,
 			 m.resymbolized == 1 ? "" : "s");
-	if (m.saturated)
+	if (xo.format != OUT_MEMPROF)
+		rc = write_export(&m, &xo, out, in.n);
+	else if (merge_write(&m, out, &err))
+		cli_fail(out, &err);
+	else
+		rc = EXIT_OK;
+	/* Known once the records are written. */
+	if (rc == EXIT_OK && m.saturated)
 		cli_warning(NULL, "%zu context%s reached 2^64 - 1 in a field and "
 			    "stopped there (weights too large?): those sums are "
 			    "not exact", m.saturated, m.saturated == 1 ? "" : "s");
-	if (xo.format != OUT_MEMPROF) {
-		rc = write_export(&m, &xo, out, in.n);
-		goto out;
-	}
-	if (merge_write(&m, out, &err)) {
-		cli_fail(out, &err);
-		goto out;
-	}
-	rc = EXIT_OK;
 	goto out;
 nomem:
 	cli_error(NULL, "out of memory");

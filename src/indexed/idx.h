@@ -122,8 +122,6 @@ struct idx_builder {
 };
 
 void idx_builder_init(struct idx_builder *b);
-/* How many contexts have a MIB field at 2^64 - 1, where sums stop. */
-size_t idx_builder_saturated(const struct idx_builder *b);
 void idx_builder_release(struct idx_builder *b);
 
 /*
@@ -238,11 +236,16 @@ enum mp_errcode idx_builder_write(struct idx_builder *b, FILE *out,
  *	idx_builder_lend_node(&b, ...);	// n times
  *	rc = idx_write_end(w, fp, &err);
  *	idx_write_free(w);
+ *
+ * After a successful end, idx_write_saturated() tells how many contexts
+ * have a MIB field at 2^64 - 1, where sums stop (seen as they were
+ * written).
  */
 struct idx_write;
 struct idx_write *idx_write_begin(struct idx_builder *b, size_t nctx);
 enum mp_errcode idx_write_end(struct idx_write *w, FILE *out,
 			      struct mp_err *err);
+size_t idx_write_saturated(const struct idx_write *w);
 void idx_write_free(struct idx_write *w);
 
 /*

@@ -507,26 +507,6 @@ enum mp_errcode idx_builder_add_samples(struct idx_builder *b,
 	       mp_fail(err, MP_E_NOMEM, NULL) : MP_OK;
 }
 
-size_t idx_builder_saturated(const struct idx_builder *b)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < b->nctxs; i++) {
-		const struct mp_mib *m = b->ctxs[i].mib;
-
-		/* Lent MIBs lie anywhere in the caller's memory. */
-		if (i + 8 < b->nctxs)
-			for (size_t at = 0; at < sizeof(*m); at += 64)
-				__builtin_prefetch((const char *)b->ctxs[i + 8].mib + at);
-		for (int f = 0; f < MIB__COUNT; f++)
-			if (m->v[f] == UINT64_MAX) {
-				n++;
-				break;
-			}
-	}
-	return n;
-}
-
 enum mp_errcode idx_builder_add(struct idx_builder *b,
 				const struct mp_frame *frames, uint32_t n,
 				const struct mp_mib *mib, const uint64_t *hist,

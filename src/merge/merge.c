@@ -1004,9 +1004,6 @@ static enum mp_errcode lend_all(struct merge *m, struct mp_err *err)
 		}
 		ctab_release_shard(&m->tab, s);
 	}
-	/* Sums and weighted counts stop at 2^64 - 1 (mp_mib's rules): count
-	 * the contexts where one did, for the caller to say so. */
-	m->saturated = idx_builder_saturated(&m->b);
 	return MP_OK;
 }
 
@@ -1607,14 +1604,19 @@ enum mp_errcode merge_run(struct merge *m, const struct merge_input *in,
 	return build(m, err);
 }
 
-/* The builder's write to FP, finishing the one begun in step 3 if any. */
+/*
+ * The builder's write to FP, finishing the one begun in step 3 if any.
+ * Sums and weighted counts stop at 2^64 - 1 (mp_mib's rules): the write
+ * counts the contexts where one did, for the caller to say so.
+ */
 static enum mp_errcode write_to(struct merge *m, FILE *fp, struct mp_err *err)
 {
 	enum mp_errcode rc;
 
 	if (!m->w)
-		return idx_builder_write(&m->b, fp, err);
+		m->w = idx_write_begin(&m->b, m->b.nctxs);
 	rc = idx_write_end(m->w, fp, err);
+	m->saturated = idx_write_saturated(m->w);
 	idx_write_free(m->w);
 	m->w = NULL;
 	return rc;

@@ -128,7 +128,8 @@ struct merge_arena {
 struct merge {
 	struct merge_opts opts;
 	size_t good, bad;	/* inputs merged, inputs rejected */
-	size_t saturated;	/* contexts with a field clamped at 2^64 - 1 */
+	size_t saturated;	/* contexts with a field clamped at 2^64 - 1,
+				 * known once written */
 	uint64_t cut;		/* raw stacks cut at a PC in no segment */
 	uint64_t resymbolized;	/* indexed inputs' unsymbolized stack entries
 				 * symbolized by this merge's binaries */

@@ -1045,6 +1045,46 @@ START_TEST(write_end_refuses_changed_stacks)
 END_TEST
 
 /*
+ * The write counts the contexts with a field stopped at 2^64 - 1, in
+ * every part of the records (two): 20 of the 20,000, each with another
+ * field at the top, and none before the write has ended.
+ */
+START_TEST(write_counts_saturated_contexts)
+{
+	struct two_steps *t = calloc(1, sizeof(*t));
+	struct mp_err err = { 0 };
+	struct idx_write *w;
+	FILE *fp = fopen("/dev/null", "wb");
+
+	ck_assert(t && fp);
+	two_steps_stacks(t);
+	for (uint32_t i = 0; i < 20000; i++) {
+		struct mp_mib m;
+
+		int f = i / 1000 % MIB__COUNT;
+
+		mib_of(&m, 1 + i % 11, 16 + i % 90, i);
+		if (f == MIB_AccessHistogramSize)	/* tells the histogram */
+			f = MIB_TotalSize;
+		if (i % 1000 == 999)
+			m.v[f] = UINT64_MAX;
+		ck_assert_int_eq(idx_builder_add_node(&t->b, t->node[i], &m, NULL,
+						      0, 1, &err), MP_OK);
+	}
+	w = idx_write_begin(&t->b, t->b.nctxs);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_uint_eq(idx_write_saturated(w), 0);
+	ck_assert_int_eq(idx_write_end(w, fp, &err), MP_OK);
+	ck_assert_uint_eq(idx_write_saturated(w), 20);
+	ck_assert_uint_eq(idx_write_saturated(NULL), 0);
+	idx_write_free(w);
+	fclose(fp);
+	idx_builder_release(&t->b);
+	free(t);
+}
+END_TEST
+
+/*
  * Sealed stacks: the trie's index is gone, a new stack is refused, the
  * nodes there are still take contexts, and the file is the same.
  */
@@ -1316,6 +1356,7 @@ int main(void)
 	tcase_add_test(tc, records_in_parts_are_the_same_bytes);
 	tcase_add_loop_test(tc, write_in_two_steps_is_the_same_bytes, 0, 2);
 	tcase_add_test(tc, write_end_refuses_changed_stacks);
+	tcase_add_test(tc, write_counts_saturated_contexts);
 	tcase_add_test(tc, sealed_stacks_keep_their_nodes);
 	tcase_add_test(tc, old_version_is_rejected);
 	tcase_add_test(tc, stack_iterator_and_its_budget);
