@@ -137,17 +137,19 @@ void merge_init(struct merge *m, const struct merge_opts *opts,
 	idx_builder_set_jobs(&m->b, m->opts.jobs);
 }
 
-void merge_release(struct merge *m)
+/*
+ * Free what M has folded and built, leaving its locks and options: what
+ * merge_release() frees.  M may then only be released (which frees
+ * nothing twice: each pointer is left NULL).
+ */
+static void free_folded(struct merge *m)
 {
-	if (!m || !m->opts.jobs)
-		return;
 	ctab_release(&m->tab);
 	for (size_t a = 0; a < m->narenas; a++)
 		mp_arena_release(&m->arenas[a].a);
 	free(m->arenas);
-	pthread_mutex_destroy(&m->lock);
-	pthread_mutex_destroy(&m->sym_lock);
-	pthread_mutex_destroy(&m->b_lock);
+	m->arenas = NULL;
+	m->narenas = 0;
 	free(m->spaces);
 	free(m->escapes);
 	ht_release(&m->space_ht);
@@ -166,6 +168,25 @@ void merge_release(struct merge *m)
 	free(m->ids);
 	free(m->runtime);
 	free(m->stack);
+	m->spaces = NULL;
+	m->escapes = NULL;
+	m->w = NULL;
+	m->pending = m->taken = NULL;
+	m->pending_e = m->taken_e = NULL;
+	m->taken_mod = NULL;
+	m->loc_first = m->loc_n = m->ids = NULL;
+	m->runtime = NULL;
+	m->stack = NULL;
+}
+
+void merge_release(struct merge *m)
+{
+	if (!m || !m->opts.jobs)
+		return;
+	free_folded(m);
+	pthread_mutex_destroy(&m->lock);
+	pthread_mutex_destroy(&m->sym_lock);
+	pthread_mutex_destroy(&m->b_lock);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -1656,12 +1677,20 @@ enum mp_errcode merge_bytes(struct merge *m, struct mp_buf *out,
 	return MP_OK;
 }
 
+static void *free_folded_thread(void *arg)
+{
+	free_folded(arg);
+	return NULL;
+}
+
 enum mp_errcode merge_write(struct merge *m, const char *path,
 			    struct mp_err *err)
 {
 	struct mp_outfile of = { 0 };
 	struct mp_buf mem = { 0 }, z = { 0 };
 	enum mp_errcode rc;
+	pthread_t freer;
+	bool freeing;
 
 	if ((rc = mp_outfile_open(&of, path, err)))
 		goto out;
@@ -1680,7 +1709,18 @@ enum mp_errcode merge_write(struct merge *m, const char *path,
 			goto out;
 		}
 	}
+	/*
+	 * The result is written: what it was made from (tens of MB at
+	 * hundreds of inputs) is freed, given -j 2 or more on a second
+	 * thread while this one waits for the file's fsync.
+	 */
+	freeing = m->opts.jobs > 1 &&
+		  mp_thread_beside(&freer, free_folded_thread, m) == 0;
+	if (!freeing)
+		free_folded(m);
 	rc = mp_outfile_commit(&of, err);
+	if (freeing)
+		pthread_join(freer, NULL);
 out:
 	mp_outfile_abort(&of);
 	mp_buf_release(&mem);

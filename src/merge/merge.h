@@ -196,7 +196,9 @@ enum mp_errcode merge_run(struct merge *m, const struct merge_input *in,
 /*
  * Write the result to PATH (".zst": compressed) through a temporary file
  * renamed into place (mp_file.h); on failure nothing is left at PATH but
- * what was there.
+ * what was there.  Once the bytes are out, the folded state is freed
+ * (beside the file's fsync, given two threads): after the call M may
+ * only be released.
  */
 enum mp_errcode merge_write(struct merge *m, const char *path,
 			    struct mp_err *err);
