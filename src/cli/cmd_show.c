@@ -165,6 +165,8 @@ int cmd_show(int argc, char **argv)
 	if ((rc = cli_sym_usage(&cli_cmd_show, &so)))
 		goto out;
 	v.read.max_size = so.max_input;
+	/* Only the contexts printed are kept of an indexed input. */
+	view_keep_top(&v, report_sort_field(opts.sort), opts.top);
 
 	e = emit_open(fmt, stdout);
 	if (!e) {

@@ -403,50 +403,19 @@ static void emit_segments(struct emit *e, const struct view *v)
 	emit_end(e);
 }
 
-/*
- * All sample entries of V's contexts folded by interval (the contexts'
- * samples are independent: their entries add up), for the summary's
- * estimates: *OUT (malloc'ed, NULL when none is sampled), *N entries.
- */
-static enum mp_errcode summary_samples(const struct view *v,
-				       struct mp_samp **out, uint32_t *n)
-{
-	size_t cap = 0;
-
-	*out = NULL;
-	*n = 0;
-	for (size_t i = 0; i < v->ncontexts; i++)
-		cap += v->contexts[i].nsamp;
-	if (!cap)
-		return MP_OK;
-	if (!(*out = malloc(cap * sizeof(**out))))
-		return MP_E_NOMEM;
-	for (size_t i = 0; i < v->ncontexts; i++)
-		mp_samp_fold(*out, n, v->contexts[i].samp, v->contexts[i].nsamp, 1);
-	return MP_OK;
-}
-
-static void emit_summary(struct emit *e, const struct view *v,
-			 const struct mp_samp *samp, uint32_t nsamp)
+/* The summary: V's totals over every context added (view.h). */
+static void emit_summary(struct emit *e, const struct view *v)
 {
 	size_t nf = sizeof(summary_fields) / sizeof(summary_fields[0]);
-	struct mp_mib totals = { { 0 } };
 
-	for (size_t i = 0; i < v->ncontexts; i++)
-		for (size_t f = 0; f < nf; f++) {
-			uint64_t *t = &totals.v[summary_fields[f]];
-
-			if (__builtin_add_overflow(*t, v->contexts[i].mib.v[summary_fields[f]], t))
-				*t = UINT64_MAX;
-		}
 	emit_object(e, "summary");
-	emit_u64(e, "contexts", v->ncontexts);
+	emit_u64(e, "contexts", v->nall);
 	for (size_t f = 0; f < nf; f++)
 		emit_u64(e, mib_fields[summary_fields[f]].name,
-			 totals.v[summary_fields[f]]);
-	emit_bool(e, "sampled", nsamp != 0);
-	if (nsamp)
-		emit_estimates(e, &totals, samp, nsamp, summary_fields, nf);
+			 v->sums.v[summary_fields[f]]);
+	emit_bool(e, "sampled", v->nsamp != 0);
+	if (v->nsamp)
+		emit_estimates(e, &v->sums, v->samp, v->nsamp, summary_fields, nf);
 	emit_end(e);
 }
 
@@ -529,11 +498,9 @@ enum mp_errcode report_show(struct emit *e, struct view *v,
 	struct view_context **order;
 	struct view_scratch scratch = { 0 };
 	struct frame_table table = { 0 };
-	struct mp_samp *samp = NULL;
 	enum mp_errcode rc = MP_OK;
 	size_t n = v->ncontexts, used = 0;
 	enum mib_field key;
-	uint32_t nsamp = 0;
 
 	key = report_sort_field(opts->sort);
 	order = rank_contexts(v, key, opts->top, &n);
@@ -569,17 +536,11 @@ enum mp_errcode report_show(struct emit *e, struct view *v,
 			return rc;
 		}
 	}
-	if (summary_samples(v, &samp, &nsamp)) {
-		table_release(&table);
-		free(order);
-		return mp_fail(err, MP_E_NOMEM, NULL);
-	}
-
 	emit_object(e, NULL);
 	emit_str(e, "schema", "memprof-data/show/2");
 	emit_inputs(e, v);
 	emit_segments(e, v);
-	emit_summary(e, v, samp, nsamp);
+	emit_summary(e, v);
 	if (opts->sym && opts->sym_stats)
 		emit_symbolization(e, opts->sym, opts->sym_stats);
 	if (opts->stats)
@@ -631,7 +592,6 @@ enum mp_errcode report_show(struct emit *e, struct view *v,
 		emit_end(e);
 	}
 	free(order);
-	free(samp);
 	table_release(&table);
 	view_scratch_release(&scratch);
 	if (rc)

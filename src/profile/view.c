@@ -36,9 +36,35 @@ void view_release(struct view *v)
 	free(v->inputs);
 	free(v->segments);
 	free(v->contexts);
+	free(v->samp);
 	view_scratch_release(&v->scratch);
 	mp_arena_release(&v->arena);
 	memset(v, 0, sizeof(*v));
+}
+
+void view_keep_top(struct view *v, enum mib_field key, size_t n)
+{
+	v->keep_top = n;
+	v->keep_key = key;
+}
+
+/*
+ * Count C, just added, in V's totals: one more context, its MIB added
+ * field by field (a sum stops at 2^64 - 1), its sample entries folded.
+ * False when out of memory.
+ */
+static bool count_context(struct view *v, const struct view_context *c)
+{
+	for (int f = 0; f < MIB__COUNT; f++)
+		if (__builtin_add_overflow(v->sums.v[f], c->mib.v[f], &v->sums.v[f]))
+			v->sums.v[f] = UINT64_MAX;
+	v->nall++;
+	if (!c->nsamp)
+		return true;
+	if (!MP_GROW(v->samp, v->alloc_samp, (size_t)v->nsamp + c->nsamp))
+		return false;
+	mp_samp_fold(v->samp, &v->nsamp, c->samp, c->nsamp, 1);
+	return true;
 }
 
 /* A new input named PATH; NULL when out of memory. */
@@ -112,16 +138,87 @@ static enum mp_errcode add_raw(struct view *v, const char *path,
 			c->frames[k].address = rc->pcs[k];
 			c->frames[k].flags = MP_FRAME_ADDRESS;
 		}
+		if (!count_context(v, c))
+			return mp_fail(err, MP_E_NOMEM, NULL);
 		v->ncontexts++;
 	}
 	return MP_OK;
 }
 
+/* An indexed context while its input is read, under view_keep_top(). */
+struct kept {
+	struct view_context c;
+	size_t seq;		/* its place among the input's contexts */
+};
+
 struct idx_add {
 	struct view *v;
 	uint32_t input;
 	enum mp_errcode rc;
+	size_t seen;		/* the input's contexts so far */
+	/* view_keep_top(): a heap of the first KEEP by rank, its root the
+	 * last of them in rank. */
+	struct kept *heap;
+	size_t nheap, keep;
+	enum mib_field key;
 };
+
+/* Does A rank before B among one input's contexts (view_keep_top())? */
+static bool kept_before(const struct kept *a, const struct kept *b,
+			enum mib_field key)
+{
+	if (a->c.mib.v[key] != b->c.mib.v[key])
+		return a->c.mib.v[key] > b->c.mib.v[key];
+	if (a->c.id != b->c.id)
+		return a->c.id < b->c.id;
+	return a->seq < b->seq;
+}
+
+/* Restore A's heap below slot I. */
+static void kept_down(struct idx_add *a, size_t i)
+{
+	struct kept *h = a->heap;
+	size_t n = a->nheap;
+
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, last = i;
+		struct kept t;
+
+		if (l < n && kept_before(&h[last], &h[l], a->key))
+			last = l;
+		if (r < n && kept_before(&h[last], &h[r], a->key))
+			last = r;
+		if (last == i)
+			return;
+		t = h[i];
+		h[i] = h[last];
+		h[last] = t;
+		i = last;
+	}
+}
+
+/* Offer C, the input's a->seen-th context, to A's heap. */
+static void keep_offer(struct idx_add *a, const struct view_context *c)
+{
+	struct kept k = { *c, a->seen };
+
+	if (a->nheap < a->keep) {
+		a->heap[a->nheap++] = k;
+		if (a->nheap == a->keep)	/* heapify */
+			for (size_t i = a->keep / 2 + 1; i-- > 0;)
+				kept_down(a, i);
+	} else if (kept_before(&k, &a->heap[0], a->key)) {
+		a->heap[0] = k;
+		kept_down(a, 0);
+	}
+}
+
+static int by_seq(const void *x, const void *y)
+{
+	const struct kept *a = x, *b = y;
+
+	return (a->seq > b->seq) - (a->seq < b->seq);
+}
 
 /*
  * Take an indexed context in with its MIB only: its frames are expanded
@@ -133,33 +230,34 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 {
 	struct idx_add *a = arg;
 	struct view *v = a->v;
-	struct view_context *c;
+	struct view_context c = { 0 };
 
-	if (!MP_GROW(v->contexts, v->alloc_contexts, v->ncontexts + 1)) {
-		a->rc = MP_E_NOMEM;
-		return 1;
-	}
-	c = &v->contexts[v->ncontexts];
-	memset(c, 0, sizeof(*c));
-	c->id = ic->stack_id;
-	c->input = a->input;
-	c->mib = ic->mib;
-	c->nhist = ic->nhist;
-	c->idx = f;
+	c.id = ic->stack_id;
+	c.input = a->input;
+	c.mib = ic->mib;
+	c.nhist = ic->nhist;
+	c.idx = f;
 	/* A schema without a histogram array gives hist == NULL. */
-	c->hist = ic->nhist ? mp_arena_memdup(&v->arena, ic->hist,
-					      (size_t)ic->nhist * sizeof(*ic->hist))
-			    : NULL;
-	c->nsamp = ic->nsamp;
-	c->samp = ic->nsamp ? mp_arena_memdup(&v->arena, ic->samp,
-					      (size_t)ic->nsamp * sizeof(*ic->samp))
-			    : NULL;
-	if ((ic->nhist && !c->hist) || (ic->nsamp && !c->samp)) {
+	c.hist = ic->nhist ? mp_arena_memdup(&v->arena, ic->hist,
+					     (size_t)ic->nhist * sizeof(*ic->hist))
+			   : NULL;
+	c.nsamp = ic->nsamp;
+	c.samp = ic->nsamp ? mp_arena_memdup(&v->arena, ic->samp,
+					     (size_t)ic->nsamp * sizeof(*ic->samp))
+			   : NULL;
+	if ((ic->nhist && !c.hist) || (ic->nsamp && !c.samp) ||
+	    !count_context(v, &c) ||
+	    (!a->keep && !MP_GROW(v->contexts, v->alloc_contexts,
+				  v->ncontexts + 1))) {
 		a->rc = MP_E_NOMEM;
 		return 1;
 	}
 	v->inputs[a->input].nsampled += ic->nsamp != 0;
-	v->ncontexts++;
+	if (a->keep)
+		keep_offer(a, &c);
+	else
+		v->contexts[v->ncontexts++] = c;
+	a->seen++;
 	return 0;
 }
 
@@ -470,7 +568,7 @@ static enum mp_errcode add_indexed(struct view *v, const char *path,
 				   struct mp_buf *buf, const char *function,
 				   struct mp_err *err)
 {
-	struct idx_add a = { v, (uint32_t)v->ninputs, MP_OK };
+	struct idx_add a = { .v = v, .input = (uint32_t)v->ninputs };
 	struct idx_file *f;
 	struct view_input *vi;
 	enum mp_errcode rc;
@@ -496,9 +594,14 @@ static enum mp_errcode add_indexed(struct view *v, const char *path,
 	vi->nprofiles = 1;
 	vi->compressed = buf->was_compressed;
 	vi->idx = f;
-	/* All of them: room at once, not a copy per doubling (idx_open()
-	 * checked the count against the records). */
-	if (!function && f->ncontexts <= SIZE_MAX / sizeof(*v->contexts) &&
+	/* idx_open() checked the count against the records. */
+	a.keep = v->keep_top < f->ncontexts ? v->keep_top : 0;
+	a.key = v->keep_key;
+	if (a.keep && !(a.heap = malloc(a.keep * sizeof(*a.heap))))
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	/* All of them: room at once, not a copy per doubling. */
+	if (!a.keep && !function &&
+	    f->ncontexts <= SIZE_MAX / sizeof(*v->contexts) &&
 	    !MP_GROW(v->contexts, v->alloc_contexts,
 		     v->ncontexts + (size_t)f->ncontexts))
 		return mp_fail(err, MP_E_NOMEM, NULL);
@@ -506,13 +609,22 @@ static enum mp_errcode add_indexed(struct view *v, const char *path,
 		     : idx_foreach_context(f, add_idx_context, &a);
 	if (r == -2)
 		r = find_demangled(f, function, &a, err);
+	vi->ncontexts = a.seen;
+	if (!r && !a.rc && a.keep) {
+		/* Those kept, in the order of the file. */
+		qsort(a.heap, a.nheap, sizeof(*a.heap), by_seq);
+		if (MP_GROW(v->contexts, v->alloc_contexts,
+			    v->ncontexts + a.nheap))
+			for (size_t i = 0; i < a.nheap; i++)
+				v->contexts[v->ncontexts++] = a.heap[i].c;
+		else
+			a.rc = MP_E_NOMEM;
+	}
+	free(a.heap);
 	if (r == -2)
 		return MP_E_NOT_FOUND;	/* ERR says it, with suggestions */
 	if (r || a.rc)
 		return mp_fail(err, MP_E_NOMEM, NULL);
-	vi->ncontexts = v->ncontexts;
-	for (size_t i = 0; i < v->ninputs - 1; i++)
-		vi->ncontexts -= v->inputs[i].ncontexts;
 	return MP_OK;
 }
 
@@ -553,6 +665,8 @@ static enum mp_errcode add_llvm_context(void *arg, const struct llvm_context *lc
 			   (lc->frames[k].inlined ? MP_FRAME_INLINED : 0);
 	}
 	c->nframes = lc->n;
+	if (!count_context(v, c))
+		return mp_fail(err, MP_E_NOMEM, NULL);
 	v->ncontexts++;
 	return MP_OK;
 }

@@ -104,13 +104,35 @@ struct view {
 	struct view_scratch scratch;	/* where view_frames() walks a stack */
 	const struct sym_alloc_rules *alloc;	/* view_set_frame_rules */
 	bool keep_runtime;			/* likewise */
+	/* Every context added, kept or not (view_keep_top()): how many,
+	 * their MIBs summed field by field (stopping at 2^64 - 1), and
+	 * their sample entries folded by interval, in the order added. */
+	size_t nall;
+	struct mp_mib sums;
+	struct mp_samp *samp;
+	uint32_t nsamp;
+	/* view_keep_top()'s: keep this many per indexed input (0: all). */
+	size_t keep_top;
+	enum mib_field keep_key;
 	/* How view_add_file() reads: set max_size to raise the cap. */
 	struct mp_read_opts read;
-	size_t alloc_inputs, alloc_segments, alloc_contexts, alloc_raws;
+	size_t alloc_inputs, alloc_segments, alloc_contexts, alloc_raws,
+	       alloc_samp;
 };
 
 void view_init(struct view *v);
 void view_release(struct view *v);
+
+/*
+ * From now on keep, of each indexed input's contexts, only the N that
+ * come first by MIB field KEY (the larger first, then the smaller stack
+ * id, then the earlier in the file), as `show --top=N` prints them; the
+ * others count in the input's and the view's totals (nall, sums, samp)
+ * but are not kept, so that a file of 100k contexts costs the memory of
+ * N.  Those kept are in v->contexts in the order of the file.  Raw and
+ * LLVM inputs are kept whole.  N == 0 keeps everything (the default).
+ */
+void view_keep_top(struct view *v, enum mib_field key, size_t n);
 
 /* May a file starting with the N bytes at HEAD be one we read? */
 bool view_known_format(const void *head, size_t n);

@@ -63,9 +63,11 @@ then ok "JSON document has the documented shape"; else notok "JSON shape"; fi
 n=$("$MD" show --format=json --top=2 --sort=bytes "$FX/cxx.v4.profraw" |
 	python3 -c 'import json,sys; c=json.load(sys.stdin)["contexts"]; print(len(c), c[0]["mib"]["TotalSize"] >= c[1]["mib"]["TotalSize"])')
 [ "$n" = "2 True" ] && ok "--top=2 --sort=bytes" || notok "--top/--sort gave '$n'"
-# --top=N picks the first N of the whole order (a heap, not a sort of all):
-# the same contexts in the same order, ties included, for every key, on a
-# merge of several fixtures (contexts with equal keys from two inputs).
+# --top=N picks the first N of the whole order (a heap, not a sort of all;
+# of an indexed input only N are kept): the same contexts in the same
+# order, ties included, for every key, on a merge of several fixtures
+# (contexts with equal keys from two inputs), and the rest of the document
+# (the summary's totals of every context, the inputs' counts) the same.
 "$MD" merge -o "$tmp/m.memprof" --binary="$FX/cxx.pie" "$FX/cxx.v4.profraw" \
 	"$FX/dump2.v4.profraw" "$FX/basic.hist.v4.profraw" 2>/dev/null
 for key in allocs bytes accesses lifetime; do
@@ -77,12 +79,15 @@ for key in allocs bytes accesses lifetime; do
 			"$FX/cxx.v4.profraw" >"$tmp/top.json" 2>/dev/null
 		python3 - "$tmp/all.json" "$tmp/top.json" $top <<'PY' || bad="$bad $top"
 import json, sys
-a = json.load(open(sys.argv[1]))["contexts"]
-t = json.load(open(sys.argv[2]))["contexts"]
+whole = json.load(open(sys.argv[1]))
+top = json.load(open(sys.argv[2]))
+a, t = whole.pop("contexts"), top.pop("contexts")
 n = int(sys.argv[3])
 key = lambda c: (c["input"], c["id"])
 assert len(a) > 13, len(a)
 assert [key(c) for c in t] == [key(c) for c in a[:n]], (t, a[:n])
+assert top == whole, (top, whole)
+assert whole["summary"]["contexts"] == len(a), whole["summary"]
 PY
 	done
 	[ -z "$bad" ] && ok "--top=N is the head of the full order (--sort=$key)" ||
