@@ -246,101 +246,6 @@ static void emit_estimates(struct emit *e, const struct mp_mib *m,
 	emit_end(e);
 }
 
-/* Contexts by the field *ARG, largest first, then input, then id. */
-/*
- * A context as the order of `show` sees it: its sort key, then its input,
- * id and place in the view to break ties, copied out of the context so
- * that sorting touches 40 bytes per context, not a whole MIB.
- */
-struct rank_ent {
-	uint64_t key, id;
-	uint32_t input;
-	size_t pos;
-	struct view_context *c;
-};
-
-/* Does A come before B: larger key first, then input, id, place. */
-static bool ranks_before(const struct rank_ent *a, const struct rank_ent *b)
-{
-	if (a->key != b->key)
-		return a->key > b->key;
-	if (a->input != b->input)
-		return a->input < b->input;
-	if (a->id != b->id)
-		return a->id < b->id;
-	return a->pos < b->pos;
-}
-
-static int by_rank(const void *a, const void *b)
-{
-	const struct rank_ent *x = a, *y = b;
-
-	return ranks_before(x, y) ? -1 : ranks_before(y, x);
-}
-
-/* Restore the heap H[0..N-1] (its root the last in rank) below slot I. */
-static void heap_down(struct rank_ent *h, size_t n, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, last = i;
-
-		if (l < n && ranks_before(&h[last], &h[l]))
-			last = l;
-		if (r < n && ranks_before(&h[last], &h[r]))
-			last = r;
-		if (last == i)
-			return;
-		struct rank_ent t = h[i];
-
-		h[i] = h[last];
-		h[last] = t;
-		i = last;
-	}
-}
-
-/*
- * The contexts of V to print, in order of their MIB field KEY: all of
- * them, or with TOP > 0 the first TOP, found with a heap of TOP entries
- * (n log TOP steps, where sorting all would take n log n).  *N gets the
- * count; NULL when out of memory.
- */
-static struct view_context **rank_contexts(const struct view *v,
-					   enum mib_field key, size_t top,
-					   size_t *n)
-{
-	size_t keep = top && top < v->ncontexts ? top : v->ncontexts, held = 0;
-	struct rank_ent *h = malloc((keep ? keep : 1) * sizeof(*h));
-	struct view_context **order = malloc((keep ? keep : 1) * sizeof(*order));
-
-	if (!h || !order) {
-		free(h);
-		free(order);
-		return NULL;
-	}
-	for (size_t i = 0; i < v->ncontexts; i++) {
-		struct view_context *c = &v->contexts[i];
-		struct rank_ent e = { c->mib.v[key], c->id, c->input, i, c };
-
-		if (keep == v->ncontexts) {
-			h[held++] = e;
-		} else if (held < keep) {
-			h[held++] = e;
-			if (held == keep)	/* heapify: the last in rank on top */
-				for (size_t k = keep / 2 + 1; k-- > 0;)
-					heap_down(h, keep, k);
-		} else if (ranks_before(&e, &h[0])) {
-			h[0] = e;
-			heap_down(h, keep, 0);
-		}
-	}
-	qsort(h, held, sizeof(*h), by_rank);
-	for (size_t i = 0; i < held; i++)
-		order[i] = h[i].c;
-	free(h);
-	*n = held;
-	return order;
-}
-
 static void emit_inputs(struct emit *e, const struct view *v)
 {
 	char display[4200];
@@ -503,7 +408,7 @@ enum mp_errcode report_show(struct emit *e, struct view *v,
 	enum mib_field key;
 
 	key = report_sort_field(opts->sort);
-	order = rank_contexts(v, key, opts->top, &n);
+	order = view_rank(v, key, opts->top, &n);
 	if (!order)
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	/*

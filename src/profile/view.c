@@ -145,48 +145,55 @@ static enum mp_errcode add_raw(struct view *v, const char *path,
 	return MP_OK;
 }
 
-/* An indexed context while its input is read, under view_keep_top(). */
-struct kept {
-	struct view_context c;
-	size_t seq;		/* its place among the input's contexts */
-};
-
-struct idx_add {
-	struct view *v;
+/*
+ * A context as the ranking sees it: its sort key, then its input, id and
+ * place (in the view, or in its input while view_keep_top() reads it) to
+ * break ties, copied out of the context so that sorting touches 40 bytes
+ * per context, not a whole MIB.
+ */
+struct rank_ent {
+	uint64_t key, id;
 	uint32_t input;
-	enum mp_errcode rc;
-	size_t seen;		/* the input's contexts so far */
-	/* view_keep_top(): a heap of the first KEEP by rank, its root the
-	 * last of them in rank. */
-	struct kept *heap;
-	size_t nheap, keep;
-	enum mib_field key;
+	size_t pos;
+	struct view_context *c;
 };
 
-/* Does A rank before B among one input's contexts (view_keep_top())? */
-static bool kept_before(const struct kept *a, const struct kept *b,
-			enum mib_field key)
+/* Does A come before B: larger key first, then input, id, place. */
+static bool ranks_before(const struct rank_ent *a, const struct rank_ent *b)
 {
-	if (a->c.mib.v[key] != b->c.mib.v[key])
-		return a->c.mib.v[key] > b->c.mib.v[key];
-	if (a->c.id != b->c.id)
-		return a->c.id < b->c.id;
-	return a->seq < b->seq;
+	if (a->key != b->key)
+		return a->key > b->key;
+	if (a->input != b->input)
+		return a->input < b->input;
+	if (a->id != b->id)
+		return a->id < b->id;
+	return a->pos < b->pos;
 }
 
-/* Restore A's heap below slot I. */
-static void kept_down(struct idx_add *a, size_t i)
+static int by_rank(const void *a, const void *b)
 {
-	struct kept *h = a->heap;
-	size_t n = a->nheap;
+	const struct rank_ent *x = a, *y = b;
 
+	return ranks_before(x, y) ? -1 : ranks_before(y, x);
+}
+
+static int by_pos(const void *a, const void *b)
+{
+	const struct rank_ent *x = a, *y = b;
+
+	return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* Restore the heap H[0..N-1] (its root the last in rank) below slot I. */
+static void heap_down(struct rank_ent *h, size_t n, size_t i)
+{
 	for (;;) {
 		size_t l = 2 * i + 1, r = l + 1, last = i;
-		struct kept t;
+		struct rank_ent t;
 
-		if (l < n && kept_before(&h[last], &h[l], a->key))
+		if (l < n && ranks_before(&h[last], &h[l]))
 			last = l;
-		if (r < n && kept_before(&h[last], &h[r], a->key))
+		if (r < n && ranks_before(&h[last], &h[r]))
 			last = r;
 		if (last == i)
 			return;
@@ -197,27 +204,83 @@ static void kept_down(struct idx_add *a, size_t i)
 	}
 }
 
-/* Offer C, the input's a->seen-th context, to A's heap. */
-static void keep_offer(struct idx_add *a, const struct view_context *c)
+/*
+ * Offer E to the heap H of the first KEEP by rank (*HELD entries so far,
+ * its root the last of them in rank): appended while there is room, the
+ * heap made when it fills; then in place of the root if E ranks before it.
+ */
+static void rank_offer(struct rank_ent *h, size_t *held, size_t keep,
+		       const struct rank_ent *e)
 {
-	struct kept k = { *c, a->seen };
-
-	if (a->nheap < a->keep) {
-		a->heap[a->nheap++] = k;
-		if (a->nheap == a->keep)	/* heapify */
-			for (size_t i = a->keep / 2 + 1; i-- > 0;)
-				kept_down(a, i);
-	} else if (kept_before(&k, &a->heap[0], a->key)) {
-		a->heap[0] = k;
-		kept_down(a, 0);
+	if (*held < keep) {
+		h[(*held)++] = *e;
+		if (*held == keep)
+			for (size_t k = keep / 2 + 1; k-- > 0;)
+				heap_down(h, keep, k);
+	} else if (ranks_before(e, &h[0])) {
+		h[0] = *e;
+		heap_down(h, keep, 0);
 	}
 }
 
-static int by_seq(const void *x, const void *y)
+struct view_context **view_rank(const struct view *v, enum mib_field key,
+				size_t top, size_t *n)
 {
-	const struct kept *a = x, *b = y;
+	size_t keep = top && top < v->ncontexts ? top : v->ncontexts, held = 0;
+	struct rank_ent *h = malloc((keep ? keep : 1) * sizeof(*h));
+	struct view_context **order = malloc((keep ? keep : 1) * sizeof(*order));
 
-	return (a->seq > b->seq) - (a->seq < b->seq);
+	if (!h || !order) {
+		free(h);
+		free(order);
+		return NULL;
+	}
+	for (size_t i = 0; i < v->ncontexts; i++) {
+		struct view_context *c = &v->contexts[i];
+		struct rank_ent e = { c->mib.v[key], c->id, c->input, i, c };
+
+		if (keep == v->ncontexts)
+			h[held++] = e;	/* all of them: no heap */
+		else
+			rank_offer(h, &held, keep, &e);
+	}
+	qsort(h, held, sizeof(*h), by_rank);
+	for (size_t i = 0; i < held; i++)
+		order[i] = h[i].c;
+	free(h);
+	*n = held;
+	return order;
+}
+
+struct idx_add {
+	struct view *v;
+	uint32_t input;
+	enum mp_errcode rc;
+	size_t seen;		/* the input's contexts so far */
+	/* view_keep_top(): the first KEEP by rank, a heap whose entries
+	 * point into SLOTS, where the contexts are. */
+	struct rank_ent *heap;
+	struct view_context *slots;
+	size_t nheap, keep;
+	enum mib_field key;
+};
+
+/* Offer C, the input's a->seen-th context, to A's heap: kept in the slot
+ * of none yet, or of the root it displaces. */
+static void keep_offer(struct idx_add *a, const struct view_context *c)
+{
+	struct rank_ent e = { c->mib.v[a->key], c->id, c->input, a->seen, NULL };
+	size_t slot;
+
+	if (a->nheap < a->keep)
+		slot = a->nheap;
+	else if (ranks_before(&e, &a->heap[0]))
+		slot = (size_t)(a->heap[0].c - a->slots);
+	else
+		return;
+	a->slots[slot] = *c;
+	e.c = &a->slots[slot];
+	rank_offer(a->heap, &a->nheap, a->keep, &e);
 }
 
 /*
@@ -597,8 +660,11 @@ static enum mp_errcode add_indexed(struct view *v, const char *path,
 	/* idx_open() checked the count against the records. */
 	a.keep = v->keep_top < f->ncontexts ? v->keep_top : 0;
 	a.key = v->keep_key;
-	if (a.keep && !(a.heap = malloc(a.keep * sizeof(*a.heap))))
+	if (a.keep && (!(a.heap = malloc(a.keep * sizeof(*a.heap))) ||
+		       !(a.slots = malloc(a.keep * sizeof(*a.slots))))) {
+		free(a.heap);
 		return mp_fail(err, MP_E_NOMEM, NULL);
+	}
 	/* All of them: room at once, not a copy per doubling. */
 	if (!a.keep && !function &&
 	    f->ncontexts <= SIZE_MAX / sizeof(*v->contexts) &&
@@ -612,15 +678,16 @@ static enum mp_errcode add_indexed(struct view *v, const char *path,
 	vi->ncontexts = a.seen;
 	if (!r && !a.rc && a.keep) {
 		/* Those kept, in the order of the file. */
-		qsort(a.heap, a.nheap, sizeof(*a.heap), by_seq);
+		qsort(a.heap, a.nheap, sizeof(*a.heap), by_pos);
 		if (MP_GROW(v->contexts, v->alloc_contexts,
 			    v->ncontexts + a.nheap))
 			for (size_t i = 0; i < a.nheap; i++)
-				v->contexts[v->ncontexts++] = a.heap[i].c;
+				v->contexts[v->ncontexts++] = *a.heap[i].c;
 		else
 			a.rc = MP_E_NOMEM;
 	}
 	free(a.heap);
+	free(a.slots);
 	if (r == -2)
 		return MP_E_NOT_FOUND;	/* ERR says it, with suggestions */
 	if (r || a.rc)

@@ -125,14 +125,24 @@ void view_release(struct view *v);
 
 /*
  * From now on keep, of each indexed input's contexts, only the N that
- * come first by MIB field KEY (the larger first, then the smaller stack
- * id, then the earlier in the file), as `show --top=N` prints them; the
- * others count in the input's and the view's totals (nall, sums, samp)
- * but are not kept, so that a file of 100k contexts costs the memory of
- * N.  Those kept are in v->contexts in the order of the file.  Raw and
- * LLVM inputs are kept whole.  N == 0 keeps everything (the default).
+ * come first by MIB field KEY in view_rank()'s order, as `show --top=N`
+ * prints them; the others count in the input's and the view's totals
+ * (nall, sums, samp) but are not kept, so that a file of 100k contexts
+ * costs the memory of N.  Those kept are in v->contexts in the order of
+ * the file.  Raw and LLVM inputs are kept whole.  N == 0 keeps
+ * everything (the default).
  */
 void view_keep_top(struct view *v, enum mib_field key, size_t n);
+
+/*
+ * V's contexts in order of their MIB field KEY, as `show` prints them:
+ * the larger first, then by input, stack id and place in V.  All of
+ * them, or with TOP > 0 the first TOP, found with a heap of TOP entries
+ * (n log TOP steps, where sorting all would take n log n).  *N gets the
+ * count; the array is malloc'ed, NULL when out of memory.
+ */
+struct view_context **view_rank(const struct view *v, enum mib_field key,
+				size_t top, size_t *n);
 
 /* May a file starting with the N bytes at HEAD be one we read? */
 bool view_known_format(const void *head, size_t n);
