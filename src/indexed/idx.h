@@ -178,6 +178,14 @@ enum mp_errcode idx_builder_lend_node(struct idx_builder *b, uint32_t node,
 				      uint32_t nsamp, struct mp_err *err);
 
 /*
+ * Start fetching what idx_builder_lend_node(B, NODE, ...) reads of B
+ * (node NODE and its slot in the node-to-context map): a caller lending
+ * many contexts of nodes in no order names the one a few on, or each
+ * lending waits for memory twice.
+ */
+void idx_builder_prefetch_node(const struct idx_builder *b, uint32_t node);
+
+/*
  * Fold the sample entries S[0..NS-1] (struct mp_samp, sorted by interval)
  * of the context just added, scaled by WEIGHT like its MIB, into it.
  */

@@ -452,6 +452,14 @@ enum mp_errcode idx_builder_add_node(struct idx_builder *b, uint32_t node,
 	return MP_OK;
 }
 
+void idx_builder_prefetch_node(const struct idx_builder *b, uint32_t node)
+{
+	if (node < b->ntrie)
+		__builtin_prefetch(&b->trie[node]);
+	if (node < b->anode_ctx)
+		__builtin_prefetch(&b->node_ctx[node]);
+}
+
 enum mp_errcode idx_builder_lend_node(struct idx_builder *b, uint32_t node,
 				      struct mp_mib *mib, uint64_t *hist,
 				      uint32_t nhist, struct mp_samp *samp,

@@ -1013,8 +1013,11 @@ static enum mp_errcode lend_all(struct merge *m, struct mp_err *err)
 			 * tens of MB past the caches at hundreds of inputs:
 			 * fetch the header of the one a few on.
 			 */
-			if (i + BUILD_AHEAD < sh->n)
-				__builtin_prefetch(sh->list[i + BUILD_AHEAD]);
+			if (i + 2 * BUILD_AHEAD < sh->n)
+				__builtin_prefetch(sh->list[i + 2 * BUILD_AHEAD]);
+			if (i + BUILD_AHEAD < sh->n && sh->list[i + BUILD_AHEAD]->node1)
+				idx_builder_prefetch_node(&m->b,
+					sh->list[i + BUILD_AHEAD]->node1 - 1);
 			if (!e->node1)
 				return mp_fail(err, MP_E_INVALID, "a stack was "
 					       "never placed in the trie");
