@@ -63,12 +63,11 @@ static void sort_siblings(struct forest_ent *e, size_t n)
 }
 
 /*
- * Renumber a forest of N nodes (RECS[i].b = parent + 1, 0 for a root;
- * KEY[i]) in depth-first pre-order, siblings by key: parents come before
- * children, and the numbering depends only on the keys.  OUT[i] is node
- * i's new index.  FIRST is scratch of N + 2 entries.  Every parent must
- * come before its children in RECS (the builder appends them so), else
- * MP_E_INVALID.
+ * Renumbering a forest of N nodes (RECS[i].b = parent + 1, 0 for a root)
+ * in depth-first pre-order, siblings by key: parents come before
+ * children, and the numbering depends only on the keys.  Every parent
+ * must come before its children in RECS (the builder appends them so),
+ * else MP_E_INVALID.
  *
  * No walk: siblings are grouped by a counting sort on the parent and each
  * group sorted by key; subtree sizes are summed from the last node back;
@@ -76,33 +75,49 @@ static void sort_siblings(struct forest_ent *e, size_t n)
  * ranges after their parent's index.  A depth-first walk with a stack
  * waited for memory at every node (each step's address came from the
  * step before); these passes' accesses are independent of one another.
- * OUT holds the sizes until each node's index replaces its size, which
- * is read once, when the node is numbered.
+ *
+ * In two steps: forest_group() needs no key, so it may run on a thread of
+ * its own while the keys are made (a trie's keys are the numbers of the
+ * stack entries, written just before it); forest_number() then sorts and
+ * numbers.
  */
-static enum mp_errcode forest_order(size_t n, const struct idx_rec *recs,
-				    const uint32_t *key, uint32_t *out,
-				    uint32_t *first)
-{
-	/* Written whole at once: huge pages when big (mp_alloc_big). */
-	struct forest_ent *e = mp_alloc_big((n ? n : 1) * sizeof(*e));
-	uint32_t *size = out;
+struct forest {
+	const struct idx_rec *recs;
+	size_t n;
+	/* N + 1 entries: each node's subtree size, then its new index. */
+	uint32_t *out;
+	/* N + 2 entries: first[p] .. first[p + 1] - 1 are the places in E of
+	 * the children of parent p (p = node + 1, 0 = roots); then the new
+	 * indexes' old nodes. */
+	uint32_t *first;
+	struct forest_ent *e;	/* the nodes grouped by parent */
+	enum mp_errcode rc;	/* forest_group()'s */
+};
 
-	if (!e)
-		return MP_E_NOMEM;
-	/* first[p + 1] counts, then starts, the children of parent p
-	 * (p = node + 1, 0 = roots): a group is e[first[p]..first[p + 1]). */
+static void forest_group(struct forest *f)
+{
+	const struct idx_rec *recs = f->recs;
+	uint32_t *first = f->first, *size = f->out;
+	size_t n = f->n;
+
+	/* Written whole at once: huge pages when big (mp_alloc_big). */
+	f->e = mp_alloc_big((n ? n : 1) * sizeof(*f->e));
+	if (!f->e) {
+		f->rc = MP_E_NOMEM;
+		return;
+	}
 	memset(first, 0, (n + 2) * sizeof(*first));
 	for (size_t i = 0; i < n; i++) {
 		if (recs[i].b > i) {
-			free(e);
-			return MP_E_INVALID;
+			f->rc = MP_E_INVALID;
+			return;
 		}
 		first[recs[i].b + 1]++;
 	}
 	for (size_t p = 0; p <= n; p++)
 		first[p + 1] += first[p];
 	for (size_t i = 0; i < n; i++)
-		e[first[recs[i].b]++] = (struct forest_ent){ key[i], (uint32_t)i };
+		f->e[first[recs[i].b]++].node = (uint32_t)i;
 	/* Each first[p] now points where group p + 1 starts: shift back. */
 	for (size_t p = n + 1; p > 0; p--)
 		first[p] = first[p - 1];
@@ -112,18 +127,51 @@ static enum mp_errcode forest_order(size_t n, const struct idx_rec *recs,
 	for (size_t i = n; i-- > 0;)
 		if (recs[i].b)
 			size[recs[i].b - 1] += size[i];
+	f->rc = MP_OK;
+}
+
+static void *forest_group_thread(void *arg)
+{
+	forest_group(arg);
+	return NULL;
+}
+
+/*
+ * Number grouped forest F, node i's key being AMAP[F->recs[i].a]: then
+ * F->out[i] is node i's new index and F->first[k] the node with new
+ * index k.  Frees what forest_group() took.
+ */
+static enum mp_errcode forest_number(struct forest *f, const uint32_t *amap)
+{
+	const struct idx_rec *recs = f->recs;
+	struct forest_ent *e = f->e;
+	uint32_t *first = f->first, *out = f->out;
+	size_t n = f->n;
+
+	if (f->rc) {
+		free(e);
+		f->e = NULL;
+		return f->rc;
+	}
+	for (size_t k = 0; k < n; k++)
+		e[k].key = amap[recs[e[k].node].a];
+	/* OUT holds the sizes until each node's index replaces its size,
+	 * which is read once, when the node is numbered. */
 	for (size_t p = 0; p <= n; p++) {
 		uint32_t at = p ? out[p - 1] + 1 : 0;
 
 		sort_siblings(e + first[p], first[p + 1] - first[p]);
 		for (uint32_t k = first[p]; k < first[p + 1]; k++) {
-			uint32_t v = e[k].node, sz = size[v];
+			uint32_t v = e[k].node, sz = out[v];
 
 			out[v] = at;
 			at += sz;
 		}
 	}
 	free(e);
+	f->e = NULL;
+	for (size_t i = 0; i < n; i++)
+		first[out[i]] = (uint32_t)i;
 	return MP_OK;
 }
 
@@ -309,60 +357,42 @@ static bool write_mib(struct obuf *o, const struct idx_bctx *c,
 }
 
 /*
- * Number a forest of N nodes (payload A renumbered through AMAP, parent
- * + 1) with forest_order() on the renumbered payloads: OUT gets each
- * node's new index, NEW_TO_OLD (N + 2 entries, the last two scratch) the
- * inverse.  TMP holds N entries.
+ * The file-path table of forest F, grouped: u32 count, then (name, parent
+ * + 1) per node, names renumbered through AMAP.  Then F->out[i] is path
+ * i's index, F->first[k] the path at index k.
  */
-static enum mp_errcode number_forest(const struct idx_rec *recs, size_t n,
-				     const uint32_t *amap, uint32_t *out,
-				     uint32_t *new_to_old, uint32_t *tmp)
+static enum mp_errcode write_paths(struct obuf *o, struct forest *f,
+				   const uint32_t *amap)
 {
-	enum mp_errcode rc;
-
-	for (size_t i = 0; i < n; i++)
-		tmp[i] = amap[recs[i].a];
-	if ((rc = forest_order(n, recs, tmp, out, new_to_old)))
-		return rc;
-	for (size_t i = 0; i < n; i++)
-		new_to_old[out[i]] = (uint32_t)i;
-	return MP_OK;
-}
-
-/* The file-path table: u32 count, then (name, parent + 1) per node. */
-static enum mp_errcode write_paths(struct obuf *o, const struct idx_rec *recs,
-				   size_t n, const uint32_t *amap, uint32_t *out,
-				   uint32_t *new_to_old, uint32_t *tmp)
-{
-	enum mp_errcode rc = number_forest(recs, n, amap, out, new_to_old, tmp);
+	enum mp_errcode rc = forest_number(f, amap);
 
 	if (rc)
 		return rc;
-	ob_u32(o, (uint32_t)n);
-	for (size_t k = 0; k < n; k++) {
-		const struct idx_rec *r = &recs[new_to_old[k]];
+	ob_u32(o, (uint32_t)f->n);
+	for (size_t k = 0; k < f->n; k++) {
+		const struct idx_rec *r = &f->recs[f->first[k]];
 
 		ob_u32(o, amap[r->a]);
-		ob_u32(o, r->b ? out[r->b - 1] + 1 : 0);
+		ob_u32(o, r->b ? f->out[r->b - 1] + 1 : 0);
 	}
 	return MP_OK;
 }
 
 /*
- * The call-stack trie: u32 count, then each node as varints (frame, its
- * offset minus its parent's, 0 for a root), in forest order, which puts
- * parents first, so a parent's offset is known when its child is written.
- * On return OUT[i] is node i's offset in the section: its stack id.
- * TMP holds N entries.
+ * The call-stack trie of forest F, grouped, its frames renumbered through
+ * FRAME_OUT: u32 count, then each node as varints (frame, its offset
+ * minus its parent's, 0 for a root), in forest order, which puts parents
+ * first, so a parent's offset is known when its child is written.  On
+ * return F->out[i] is node i's offset in the section: its stack id, and
+ * F->first[k] the node written k-th.  TMP holds N entries.
  */
-static enum mp_errcode write_trie(struct obuf *o, const struct idx_rec *recs,
-				  size_t n, const uint32_t *frame_out,
-				  uint32_t *out, uint32_t *new_to_old,
-				  uint32_t *tmp)
+static enum mp_errcode write_trie(struct obuf *o, struct forest *f,
+				  const uint32_t *frame_out, uint32_t *tmp)
 {
-	size_t start = o->n, max;
-	enum mp_errcode rc = number_forest(recs, n, frame_out, out, new_to_old,
-					   tmp);
+	const struct idx_rec *recs = f->recs;
+	uint32_t *out = f->out, *new_to_old = f->first;
+	size_t start = o->n, n = f->n, max;
+	enum mp_errcode rc = forest_number(f, frame_out);
 
 	if (rc)
 		return rc;
@@ -566,6 +596,7 @@ static enum mp_errcode write_path_section(struct idx_write *w)
 	uint32_t *cidx = malloc((npath + 1) * sizeof(*cidx));
 	uint32_t *cout = malloc((npath + 1) * sizeof(*cout));
 	enum mp_errcode rc = MP_E_NOMEM;
+	struct forest forest;
 
 	if (!cpaths || !cidx || !cout)
 		goto out;
@@ -579,8 +610,12 @@ static enum mp_errcode write_path_section(struct idx_write *w)
 		ncp++;
 	}
 	sec_begin(w, SEC_PATHS);
-	if (write_paths(&w->o, cpaths, ncp, w->t.str_out, cout,
-			w->t.path_new_to_old, w->tmp))
+	forest = (struct forest){
+		.recs = cpaths, .n = ncp, .out = cout,
+		.first = w->t.path_new_to_old,
+	};
+	forest_group(&forest);
+	if ((rc = write_paths(&w->o, &forest, w->t.str_out)))
 		goto out;
 	for (size_t i = 0; i < npath; i++)
 		if (w->used_path[i])
@@ -620,14 +655,14 @@ static void write_frame_section(struct idx_write *w)
 	w->nframes_used = nused;
 }
 
-/* 5: the call-stack trie, ordered by frames from the outermost. */
-static enum mp_errcode write_trie_section(struct idx_write *w)
+/* 5: the call-stack trie (grouped), ordered by frames from the outermost. */
+static enum mp_errcode write_trie_section(struct idx_write *w,
+					  struct forest *trie)
 {
 	enum mp_errcode rc;
 
 	sec_begin(w, SEC_TRIE);
-	rc = write_trie(&w->o, w->b->trie, w->b->ntrie, w->t.frame_out,
-			w->t.trie_out, w->t.trie_new_to_old, w->tmp);
+	rc = write_trie(&w->o, trie, w->t.frame_out, w->tmp);
 	sec_end(w, SEC_TRIE);
 	return rc;
 }
@@ -993,9 +1028,19 @@ static void reserve_output(struct idx_write *w, size_t nctx)
 	MP_GROW(w->o.d, w->o.a, guess);
 }
 
+/*
+ * A trie this big is grouped (its key-independent half of the numbering)
+ * by a thread of its own, given threads, while this one writes the
+ * sections before it: at 200,000 nodes a millisecond of a merge's tail.
+ */
+#define TRIE_GROUP_BESIDE 16384
+
 struct idx_write *idx_write_begin(struct idx_builder *b, size_t nctx)
 {
 	struct idx_write *w = calloc(1, sizeof(*w));
+	struct forest trie;
+	pthread_t grouper;
+	bool beside = false;
 
 	if (!w)
 		return NULL;
@@ -1013,16 +1058,29 @@ struct idx_write *idx_write_begin(struct idx_builder *b, size_t nctx)
 	if (!(w->block = mp_alloc_big(lay_out_tables(w, NULL))))
 		return w;
 	lay_out_tables(w, w->block);
+	trie = (struct forest){
+		.recs = b->trie, .n = b->ntrie, .out = w->t.trie_out,
+		.first = w->t.trie_new_to_old,
+	};
+	if (b->write_jobs > 1 && b->ntrie >= TRIE_GROUP_BESIDE)
+		beside = mp_thread_beside(&grouper, forest_group_thread,
+					  &trie) == 0;
 	memset(w->used, 0, b->nstrs + b->npaths + b->nframes + 1);
 	mark_used(w);
 	reserve_output(w, nctx);
 	/* Header and section table, filled in at the end. */
 	ob_put(&w->o, HEADER_SIZE + (SEC__COUNT - 1) * SECTION_ENTRY_SIZE);
 	write_summary(w);
-	if ((w->rc = write_strings(w)) || (w->rc = write_path_section(w)))
-		return w;
-	write_frame_section(w);
-	w->rc = write_trie_section(w);
+	if (!(w->rc = write_strings(w)) && !(w->rc = write_path_section(w)))
+		write_frame_section(w);
+	if (beside)
+		pthread_join(grouper, NULL);
+	else
+		forest_group(&trie);
+	if (w->rc)
+		free(trie.e);
+	else
+		w->rc = write_trie_section(w, &trie);
 	return w;
 }
 

@@ -656,6 +656,61 @@ START_TEST(big_trie_round_trip)
 }
 END_TEST
 
+/*
+ * A trie big enough to be grouped on a thread of its own (given two jobs)
+ * while the sections before it are written numbers its nodes as one
+ * thread does: the same bytes, whichever order the stacks came in.  The
+ * stacks are big_stack()'s, 1200 of them, 36,000 nodes at many depths.
+ */
+static unsigned char *build_deep(bool reverse, unsigned jobs, size_t *size)
+{
+	enum { N = 1200 };
+	struct idx_builder b;
+	struct mp_err err = { 0 };
+	char names[BIG_DEPTH][16];
+	unsigned char *data;
+
+	idx_builder_init(&b);
+	idx_builder_set_jobs(&b, jobs);
+	for (uint32_t i = 0; i < N; i++) {
+		uint32_t ctx = reverse ? N - 1 - i : i, ids[BIG_DEPTH];
+		uint32_t d = big_stack(ctx, ids);
+		struct mp_frame fr[BIG_DEPTH];
+		struct mp_mib m;
+
+		for (uint32_t k = 0; k < d; k++)
+			big_frame(ids[k], &fr[k], names[k], sizeof(names[k]));
+		mib_of(&m, 1 + ctx % 5, 8 + ctx % 64, ctx);
+		ck_assert_int_eq(idx_builder_add(&b, fr, d, &m, NULL, 0, 1, &err),
+				 MP_OK);
+	}
+	ck_assert_uint_gt(b.ntrie, 16384);	/* idx_write.c's TRIE_GROUP_BESIDE */
+	data = written(&b, size);
+	idx_builder_release(&b);
+	return data;
+}
+
+START_TEST(trie_grouped_beside_is_the_same_bytes)
+{
+	size_t n1, n2, nr;
+	unsigned char *one = build_deep(false, 1, &n1);
+	unsigned char *two = build_deep(false, 2, &n2);
+	unsigned char *rev = build_deep(true, 2, &nr);
+	struct mp_err err = { 0 };
+	struct idx_file f;
+
+	ck_assert_int_eq(idx_open(&f, one, n1, &err), MP_OK);
+	ck_assert_uint_eq(f.ncontexts, 1200);
+	ck_assert_uint_eq(n2, n1);
+	ck_assert_mem_eq(two, one, n1);
+	ck_assert_uint_eq(nr, n1);
+	ck_assert_mem_eq(rev, one, n1);
+	free(one);
+	free(two);
+	free(rev);
+}
+END_TEST
+
 /* A file of another format version is refused, naming both versions. */
 /* COUNTS[i] += AllocCount of the contexts of function "main", "mid"... */
 static int count_by_function(void *arg, const struct idx_file *f,
@@ -1350,6 +1405,7 @@ int main(void)
 	tcase_add_test(tc, disk_hash_is_fnv1a);
 	tcase_add_test(tc, fields_carry_over_within_a_record);
 	tcase_add_test(tc, big_trie_round_trip);
+	tcase_add_test(tc, trie_grouped_beside_is_the_same_bytes);
 	tcase_add_test(tc, prefix_path_reuse);
 	tcase_add_test(tc, last_use_keeps_nodes);
 	tcase_add_test(tc, lending_gives_the_copies_bytes);
