@@ -117,6 +117,13 @@ struct mp_outfile {
 
 enum mp_errcode mp_outfile_open(struct mp_outfile *of, const char *path,
 				struct mp_err *err);
+/*
+ * Start what is written to OF so far on its way to the disk, without
+ * waiting for it: the fsync of mp_outfile_commit() then waits for the
+ * rest only.  For a writer that has more to encode after a part of the
+ * file is done.  A failure shows at the commit.
+ */
+void mp_outfile_push(struct mp_outfile *of);
 /* Flush, fsync and rename into place.  On failure the temporary is removed. */
 enum mp_errcode mp_outfile_commit(struct mp_outfile *of, struct mp_err *err);
 /* Close and remove the temporary if still open.  Accepts a zeroed struct. */

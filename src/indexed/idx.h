@@ -254,6 +254,15 @@ struct idx_write *idx_write_begin(struct idx_builder *b, size_t nctx);
 enum mp_errcode idx_write_end(struct idx_write *w, FILE *out,
 			      struct mp_err *err);
 size_t idx_write_saturated(const struct idx_write *w);
+/*
+ * Have idx_write_end() write W's sections to its OUT as they are ready
+ * instead of all at the end, calling PUSH(ARG) after each part, so that
+ * the first bytes may go on to the disk while the rest is encoded
+ * (mp_outfile_push()).  The header and summary, at the start, are
+ * written last: OUT must be seekable (else the end writes at once, as
+ * without this).  W may be NULL.
+ */
+void idx_write_push(struct idx_write *w, void (*push)(void *), void *arg);
 void idx_write_free(struct idx_write *w);
 
 /*

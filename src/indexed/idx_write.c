@@ -490,7 +490,32 @@ struct idx_write {
 	/* The first step's outcome, and the stacks it saw. */
 	enum mp_errcode rc;
 	size_t nstrs, npaths, nframes, ntrie;
+	/* The end's file when written as it goes (idx_write_push()): its
+	 * bytes before O.d + OUT_AT are in OUT, but for the header's. */
+	FILE *out;
+	size_t out_at;
+	int out_errno;			/* the first write's failure */
+	void (*push)(void *);
+	void *push_arg;
 };
+
+/*
+ * Write what W's buffer holds past what is in its file (when written as
+ * it goes), then let the caller push it on to the disk.
+ */
+static void write_out(struct idx_write *w)
+{
+	size_t n = w->o.n - w->out_at;
+
+	if (!w->out || w->out_errno || w->o.oom || !n)
+		return;
+	if (fwrite(w->o.d + w->out_at, 1, n, w->out) != n) {
+		w->out_errno = errno ? errno : EIO;
+		return;
+	}
+	w->out_at = w->o.n;
+	w->push(w->push_arg);
+}
 
 static void sec_begin(struct idx_write *w, int id)
 {
@@ -877,6 +902,8 @@ static enum mp_errcode write_records(struct idx_write *w)
 	encode_records(&r[0]);
 	w->o = r[0].o;
 	w->nitems = r[0].nitems;
+	if (parts > 1 && !r[0].too_large)
+		write_out(w);	/* while the other parts' threads finish */
 	for (size_t h = 1; h < parts; h++) {
 		size_t shift = w->o.n - w->sec_off[SEC_RECORDS];
 		unsigned char *p;
@@ -1101,6 +1128,13 @@ enum mp_errcode idx_write_end(struct idx_write *w, FILE *out,
 		goto out;
 	lay_out_ctx_tables(w, w->ctx_block);
 	write_schema(w);
+	/* The stacks' sections are done: to the file first, if it goes as
+	 * it is written, past the room for the header and summary. */
+	if (w->push && fseeko(out, (off_t)w->sec_off[SEC_STRINGS], SEEK_SET) == 0) {
+		w->out = out;
+		w->out_at = w->sec_off[SEC_STRINGS];
+		write_out(w);
+	}
 	if ((rc = write_records(w)) || (rc = write_hash(w)))
 		goto out;
 	rc = MP_E_NOMEM;
@@ -1108,6 +1142,18 @@ enum mp_errcode idx_write_end(struct idx_write *w, FILE *out,
 		goto out;
 	fill_summary(w);
 	write_header(w);
+	if (w->out) {
+		write_out(w);
+		if (!w->out_errno && (fseeko(out, 0, SEEK_SET) != 0 ||
+				      fwrite(w->o.d, 1, w->sec_off[SEC_STRINGS], out) !=
+				      w->sec_off[SEC_STRINGS] ||
+				      fseeko(out, (off_t)w->o.n, SEEK_SET) != 0))
+			w->out_errno = errno ? errno : EIO;
+		if (w->out_errno)
+			return mp_fail(err, MP_E_IO, "cannot write output: %s",
+				       strerror(w->out_errno));
+		return MP_OK;
+	}
 	if (fwrite(w->o.d, 1, w->o.n, out) != w->o.n)
 		return mp_fail(err, MP_E_IO, "cannot write output: %s",
 			       strerror(errno ? errno : EIO));
@@ -1115,6 +1161,14 @@ enum mp_errcode idx_write_end(struct idx_write *w, FILE *out,
 out:
 	return mp_fail(err, rc, rc == MP_E_TOO_LARGE
 		       ? "the profile is too large for 32-bit offsets" : NULL);
+}
+
+void idx_write_push(struct idx_write *w, void (*push)(void *), void *arg)
+{
+	if (!w)
+		return;
+	w->push = push;
+	w->push_arg = arg;
 }
 
 size_t idx_write_saturated(const struct idx_write *w)

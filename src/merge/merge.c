@@ -1628,17 +1628,28 @@ enum mp_errcode merge_run(struct merge *m, const struct merge_input *in,
 	return build(m, err);
 }
 
+static void push_out(void *of)
+{
+	mp_outfile_push(of);
+}
+
 /*
- * The builder's write to FP, finishing the one begun in step 3 if any.
- * Sums and weighted counts stop at 2^64 - 1 (mp_mib's rules): the write
- * counts the contexts where one did, for the caller to say so.
+ * The builder's write to FP, finishing the one begun in step 3 if any;
+ * OF, if not NULL, the output file FP is the stream of.  Sums and
+ * weighted counts stop at 2^64 - 1 (mp_mib's rules): the write counts
+ * the contexts where one did, for the caller to say so.
  */
-static enum mp_errcode write_to(struct merge *m, FILE *fp, struct mp_err *err)
+static enum mp_errcode write_to(struct merge *m, FILE *fp,
+				struct mp_outfile *of, struct mp_err *err)
 {
 	enum mp_errcode rc;
 
 	if (!m->w)
 		m->w = idx_write_begin(&m->b, m->b.nctxs);
+	/* Into a file of its own: written as it goes, its first megabytes
+	 * on their way to the disk while the rest is encoded. */
+	if (of && !of->direct)
+		idx_write_push(m->w, push_out, of);
 	rc = idx_write_end(m->w, fp, err);
 	m->saturated = idx_write_saturated(m->w);
 	idx_write_free(m->w);
@@ -1665,7 +1676,7 @@ enum mp_errcode merge_bytes(struct merge *m, struct mp_buf *out,
 	memset(out, 0, sizeof(*out));
 	if (!fp)
 		return mp_fail(err, MP_E_NOMEM, NULL);
-	rc = write_to(m, fp, err);
+	rc = write_to(m, fp, NULL, err);
 	crc = fclose(fp);
 	/* glibc's memstream fclose() reports success even when its final
 	 * realloc fails, leaving MEM NULL. */
@@ -1699,7 +1710,7 @@ enum mp_errcode merge_write(struct merge *m, const char *path,
 		goto out;
 	if (!has_suffix(path, ".zst")) {
 		/* Straight to the temporary file: the result is not held twice. */
-		if ((rc = write_to(m, of.fp, err)))
+		if ((rc = write_to(m, of.fp, &of, err)))
 			goto out;
 	} else {
 		if ((rc = merge_bytes(m, &mem, err)) ||

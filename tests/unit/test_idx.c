@@ -914,7 +914,43 @@ END_TEST
  * holds half of them, so parts end where a function starts, not at
  * their share).
  */
-static unsigned char *build_parts(unsigned jobs, size_t *size)
+static void count_push(void *arg)
+{
+	(*(int *)arg)++;
+}
+
+/*
+ * B written as idx_write_push() has it, to a file as it goes: its bytes,
+ * and in *PUSHES how many times the write said a part was out.
+ */
+static unsigned char *written_as_it_goes(struct idx_builder *b, size_t *size,
+					 int *pushes)
+{
+	struct mp_err err = { 0 };
+	struct idx_write *w = idx_write_begin(b, b->nctxs);
+	FILE *fp = tmpfile();
+	unsigned char *data;
+	long len;
+
+	ck_assert_ptr_nonnull(fp);
+	*pushes = 0;
+	idx_write_push(w, count_push, pushes);
+	ck_assert_int_eq(idx_write_end(w, fp, &err), MP_OK);
+	idx_write_free(w);
+	/* The stream is left at the end of the file, its size. */
+	len = ftell(fp);
+	ck_assert_int_gt(len, 0);
+	data = malloc((size_t)len);
+	ck_assert_ptr_nonnull(data);
+	rewind(fp);
+	ck_assert_uint_eq(fread(data, 1, (size_t)len, fp), (size_t)len);
+	ck_assert_int_eq(fgetc(fp), EOF);
+	fclose(fp);
+	*size = (size_t)len;
+	return data;
+}
+
+static unsigned char *build_parts(unsigned jobs, size_t *size, int *pushes)
 {
 	struct mp_err err = { 0 };
 	struct idx_builder b;
@@ -939,7 +975,7 @@ static unsigned char *build_parts(unsigned jobs, size_t *size)
 		ck_assert_int_eq(idx_builder_add_stack(&b, stack, 2, &m, NULL, 0,
 						       1, &err), MP_OK);
 	}
-	data = written(&b, size);
+	data = pushes ? written_as_it_goes(&b, size, pushes) : written(&b, size);
 	idx_builder_release(&b);
 	return data;
 }
@@ -948,7 +984,7 @@ START_TEST(records_in_parts_are_the_same_bytes)
 {
 	static const unsigned jobs[] = { 2, 3, 4, 16 };
 	size_t n1, n;
-	unsigned char *one = build_parts(1, &n1);
+	unsigned char *one = build_parts(1, &n1, NULL);
 	struct mp_err err = { 0 };
 	struct idx_file f;
 
@@ -956,12 +992,37 @@ START_TEST(records_in_parts_are_the_same_bytes)
 	ck_assert_uint_eq(f.ncontexts, 40000);
 	ck_assert_uint_eq(f.nfunctions, 38);
 	for (size_t i = 0; i < sizeof(jobs) / sizeof(jobs[0]); i++) {
-		unsigned char *p = build_parts(jobs[i], &n);
+		unsigned char *p = build_parts(jobs[i], &n, NULL);
 
 		ck_assert_uint_eq(n, n1);
 		ck_assert_mem_eq(p, one, n1);
 		free(p);
 	}
+	free(one);
+}
+END_TEST
+
+/*
+ * Written to a file as it goes (idx_write_push()): the stacks' sections,
+ * the first part of the records while the others' threads finish, then
+ * the rest and the header at the start; the same bytes as at once.
+ */
+START_TEST(written_as_it_goes_is_the_same_bytes)
+{
+	size_t n1, n;
+	int pushes;
+	unsigned char *one = build_parts(1, &n1, NULL);
+	unsigned char *p = build_parts(1, &n, &pushes);
+
+	ck_assert_uint_eq(n, n1);
+	ck_assert_mem_eq(p, one, n1);
+	ck_assert_int_eq(pushes, 2);
+	free(p);
+	p = build_parts(2, &n, &pushes);
+	ck_assert_uint_eq(n, n1);
+	ck_assert_mem_eq(p, one, n1);
+	ck_assert_int_eq(pushes, 3);
+	free(p);
 	free(one);
 }
 END_TEST
@@ -1405,6 +1466,7 @@ int main(void)
 	tcase_add_test(tc, disk_hash_is_fnv1a);
 	tcase_add_test(tc, fields_carry_over_within_a_record);
 	tcase_add_test(tc, big_trie_round_trip);
+	tcase_add_test(tc, written_as_it_goes_is_the_same_bytes);
 	tcase_add_test(tc, trie_grouped_beside_is_the_same_bytes);
 	tcase_add_test(tc, prefix_path_reuse);
 	tcase_add_test(tc, last_use_keeps_nodes);
