@@ -143,6 +143,7 @@ static enum mp_errcode map_room(struct ht_map *m)
 	free(m->slots);
 	m->slots = bigger;
 	m->mask = (uint32_t)(cap - 1);
+	m->room = (size_t)cap;
 	return MP_OK;
 }
 
@@ -175,8 +176,9 @@ enum mp_errcode ht_map_reset(struct ht_map *m, size_t n)
 		return MP_E_TOO_LARGE;
 	}
 	m->count = 0;
-	if (m->slots && (uint64_t)m->mask + 1 >= cap) {
-		memset(m->slots, 0, ((size_t)m->mask + 1) * sizeof(*m->slots));
+	if (m->slots && m->room >= cap) {
+		m->mask = (uint32_t)(cap - 1);
+		memset(m->slots, 0, (size_t)cap * sizeof(*m->slots));
 		return MP_OK;
 	}
 	ht_map_release(m);
@@ -184,6 +186,7 @@ enum mp_errcode ht_map_reset(struct ht_map *m, size_t n)
 	if (!m->slots)
 		return MP_E_NOMEM;
 	m->mask = (uint32_t)(cap - 1);
+	m->room = (size_t)cap;
 	return MP_OK;
 }
 

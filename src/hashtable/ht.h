@@ -94,9 +94,10 @@ struct ht_map_slot {
 struct ht_map {
 	struct ht_map_slot *slots;
 	uint32_t mask, count;
+	size_t room;		/* slots allocated: mask + 1 or more */
 };
 
-#define HT_MAP_INIT { NULL, 0, 0 }
+#define HT_MAP_INIT { NULL, 0, 0, 0 }
 
 static inline uint64_t ht_pair_key(uint32_t a, uint32_t b)
 {
@@ -113,8 +114,9 @@ uint32_t *ht_map_find_or_add(struct ht_map *m, uint64_t key, bool *added);
 /*
  * Empty M and make room for N keys without growing; M's slots are kept
  * when they are enough (clearing memory costs less than faulting fresh
- * pages in, for a table filled again and again).  On failure M is empty
- * and released.
+ * pages in, for a table filled again and again), and only as many of
+ * them used as N needs: a small input after a big one clears and probes
+ * a table of its own size.  On failure M is empty and released.
  */
 enum mp_errcode ht_map_reset(struct ht_map *m, size_t n);
 /* Add KEY (not present yet) with VALUE.  MP_E_NOMEM on failure. */
