@@ -79,6 +79,7 @@ struct idx_bstr;
 struct idx_bctx;
 struct idx_rec;
 struct idx_last_use;
+struct idx_first_child;
 
 /* Fields are private. */
 struct idx_builder {
@@ -96,7 +97,11 @@ struct idx_builder {
 	struct ht frame_ht;
 	struct idx_rec *trie;		/* frame, parent + 1 */
 	size_t ntrie, atrie;
-	struct ht_map trie_map;		/* (frame, parent + 1) -> node */
+	/* Per node + 1 (0: the roots), its first child; the trie map has
+	 * the others, (frame, parent + 1) -> node. */
+	struct idx_first_child *first_child;
+	size_t afirst_child;
+	struct ht_map trie_map;
 	/* The last stack added, outermost frame first, and its nodes. */
 	uint32_t *path_frames, *path_nodes;
 	size_t npath, apath_frames, apath_nodes;

@@ -76,6 +76,11 @@ struct idx_last_use {
 	uint32_t parent2, node;
 };
 
+/* A trie node's first child, node1 - 1 (0: none yet), and its frame. */
+struct idx_first_child {
+	uint32_t node1, frame;
+};
+
 /*
  * A context: its MIB, histogram and sample entries are the builder's own
  * (the MIB in b->arena, the others malloc'ed, as OWN says), or lent by

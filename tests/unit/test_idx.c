@@ -11,6 +11,7 @@
 
 #include "hashtable/ht.h"
 #include "indexed/idx.h"
+#include "indexed/idx_format.h"	/* struct idx_rec: the builder's trie */
 #include "indexed/idx_varint.h"
 
 /* Three small contexts sharing prefixes, one inlined, one unsymbolized. */
@@ -653,6 +654,75 @@ START_TEST(big_trie_round_trip)
 	free(s);
 	free(a);
 	free(r);
+}
+END_TEST
+
+/*
+ * The trie's nodes are the distinct prefixes of the stacks, whichever
+ * way a node was found or made (the prefix shared with the stack before,
+ * the frame's last use, a parent's first child, the map of the others):
+ * 3000 random stacks of up to 9 frames over 6 frame ids, so that nodes
+ * have one child, several, or none, added forward then backward.  Each
+ * stack's node is the same both times and its records spell the stack;
+ * the count of nodes is the count of distinct prefixes.
+ */
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, c = *(const uint64_t *)y;
+
+	return a < c ? -1 : a > c;
+}
+
+START_TEST(trie_nodes_are_the_distinct_prefixes)
+{
+	enum { N = 3000, DEPTH = 9, NF = 6 };
+	static const char *names[NF] = { "m", "a", "b", "c", "d", "e" };
+	static uint32_t stack[N][DEPTH], len[N], node[N];
+	/* Each prefix as a number in base NF + 1 (digits 1..NF), outermost
+	 * frame most significant: distinct prefixes, distinct numbers. */
+	static uint64_t prefix[N * DEPTH];
+	struct mp_err err = { 0 };
+	struct idx_builder b;
+	uint32_t x = 12345, got;
+	size_t nprefix = 0, distinct = 0;
+
+	idx_builder_init(&b);
+	intern_names(&b, names, NF);
+	for (uint32_t i = 0; i < N; i++) {
+		uint64_t p = 0;
+
+		x = x * 1103515245u + 12345u;
+		len[i] = 1 + (x >> 16) % DEPTH;
+		for (uint32_t k = 0; k < len[i]; k++) {
+			/* Outer frames from fewer ids: shared prefixes. */
+			x = x * 1103515245u + 12345u;
+			stack[i][len[i] - 1 - k] = (x >> 16) % (k < 2 ? 2 : NF);
+			p = p * (NF + 1) + stack[i][len[i] - 1 - k] + 1;
+			prefix[nprefix++] = p;
+		}
+	}
+	for (uint32_t i = 0; i < N; i++)
+		ck_assert_int_eq(idx_builder_node(&b, stack[i], len[i], &node[i],
+						  &err), MP_OK);
+	for (uint32_t i = N; i-- > 0;) {
+		uint32_t n = node[i];
+
+		ck_assert_int_eq(idx_builder_node(&b, stack[i], len[i], &got,
+						  &err), MP_OK);
+		ck_assert_uint_eq(got, n);
+		/* Leaf first, up the parents to a root. */
+		for (uint32_t k = 0; k < len[i]; k++) {
+			ck_assert_uint_lt(n, b.ntrie);
+			ck_assert_uint_eq(b.trie[n].a, stack[i][k]);
+			ck_assert_int_eq(b.trie[n].b == 0, k == len[i] - 1);
+			n = b.trie[n].b - 1;
+		}
+	}
+	qsort(prefix, nprefix, sizeof(prefix[0]), cmp_u64);
+	for (size_t i = 0; i < nprefix; i++)
+		distinct += i == 0 || prefix[i] != prefix[i - 1];
+	ck_assert_uint_eq(b.ntrie, distinct);
+	idx_builder_release(&b);
 }
 END_TEST
 
@@ -1466,6 +1536,7 @@ int main(void)
 	tcase_add_test(tc, disk_hash_is_fnv1a);
 	tcase_add_test(tc, fields_carry_over_within_a_record);
 	tcase_add_test(tc, big_trie_round_trip);
+	tcase_add_test(tc, trie_nodes_are_the_distinct_prefixes);
 	tcase_add_test(tc, written_as_it_goes_is_the_same_bytes);
 	tcase_add_test(tc, trie_grouped_beside_is_the_same_bytes);
 	tcase_add_test(tc, prefix_path_reuse);
