@@ -930,6 +930,8 @@ static void open_beside(struct merge *m, const uint64_t *keys, size_t n,
  * handed over with it or before, so they are symbolized by the time it
  * is placed.
  */
+#define PLACE_AHEAD 4
+
 static enum mp_errcode symbolize_pending(struct merge *m, struct mp_err *err)
 {
 	enum mp_errcode rc = MP_OK;
@@ -1003,8 +1005,22 @@ static enum mp_errcode symbolize_pending(struct merge *m, struct mp_err *err)
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&m->b_lock);
-	for (size_t i = 0; i < ne && !rc; i++)
+	for (size_t i = 0; i < ne && !rc; i++) {
+		/*
+		 * The entries were made a while ago, most by another worker:
+		 * fetch the keys of the one a few on (past its MIB) and its
+		 * header, or each stack waits for memory before its frames.
+		 */
+		if (i + PLACE_AHEAD < ne) {
+			const struct ctab_entry *x = entries[i + PLACE_AHEAD];
+			const char *k = (const char *)x->keys;
+
+			__builtin_prefetch(x);
+			for (int line = 0; line < 3; line++)
+				__builtin_prefetch(k + 64 * line);
+		}
 		rc = place(m, entries[i], err);
+	}
 	pthread_mutex_unlock(&m->b_lock);
 	return rc;
 }
