@@ -1,16 +1,30 @@
 /*
  * idx_varint.h - the varints of an indexed profile (LEB128, at most ten
- * bytes, the tenth carrying only bit 63), decoded or skipped without
- * reading past the end of their section.  Private to src/indexed; the
- * unit tests hold skip_varints() to the decoder.
+ * bytes, the tenth carrying only bit 63), encoded, and decoded or skipped
+ * without reading past the end of their section.  Private to src/indexed;
+ * the unit tests hold skip_varints() and put_varint() to the decoder.
  */
 #ifndef IDX_VARINT_H
 #define IDX_VARINT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/mp_util.h"
+
+/* V as a varint at P, which has room for 10 bytes: the bytes written. */
+static inline size_t put_varint(unsigned char *p, uint64_t v)
+{
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		p[n++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (unsigned char)v;
+	return n;
+}
 
 /*
  * Decode a varint at *P, not past END; false if malformed or cut off.

@@ -12,6 +12,7 @@
 
 #include "common/mp_thread.h"
 #include "idx_format.h"
+#include "idx_varint.h"
 
 /*
  * Everything written is numbered in an order that depends only on the
@@ -235,19 +236,6 @@ static void ob_u64(struct obuf *o, uint64_t v)
 
 	if (p)
 		mp_put_le64(p, v);
-}
-
-/* V as a varint at P, which has room for 10 bytes: the bytes written. */
-static size_t put_varint(unsigned char *p, uint64_t v)
-{
-	size_t n = 0;
-
-	while (v >= 0x80) {
-		p[n++] = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	p[n++] = (unsigned char)v;
-	return n;
 }
 
 static void ob_varint(struct obuf *o, uint64_t v)

@@ -1458,6 +1458,43 @@ static const unsigned char *decode_n(const unsigned char *p,
 	return p;
 }
 
+/*
+ * put_varint() writes the shortest LEB128 of every value: each length's
+ * first and last values and random values of every bit length; the
+ * decoder reads back the value and stops where the writer did.
+ */
+START_TEST(put_varint_round_trips)
+{
+	uint64_t seed = 0x243f6a8885a308d3ULL;
+	size_t tried = 0;
+
+	for (int bits = 0; bits <= 64; bits++) {
+		for (int k = 0; k < 40; k++) {
+			unsigned char buf[16];
+			const unsigned char *p;
+			uint64_t v, got, hi = bits == 64 ? UINT64_MAX
+					       : ((uint64_t)1 << bits) - 1;
+			size_t n, want = 1;
+
+			v = k == 0 ? hi : k == 1 ? (bits ? (hi >> 1) + 1 : 0)
+			    : xorshift(&seed) & hi;
+			for (uint64_t w = v >> 7; w; w >>= 7)
+				want++;
+			memset(buf, 0xa5, sizeof(buf));
+			n = put_varint(buf, v);
+			ck_assert_uint_eq(n, want);
+			for (size_t i = 0; i < n; i++)
+				ck_assert_int_eq(buf[i] >> 7, i + 1 < n);
+			p = next_varint(buf, buf + n, &got);
+			ck_assert_ptr_eq(p, buf + n);
+			ck_assert_uint_eq(got, v);
+			tried++;
+		}
+	}
+	ck_assert_uint_eq(tried, 65 * 40);
+}
+END_TEST
+
 START_TEST(skipping_varints_agrees_with_decoding)
 {
 	unsigned char buf[160];
@@ -1550,6 +1587,7 @@ int main(void)
 	tcase_add_test(tc, old_version_is_rejected);
 	tcase_add_test(tc, stack_iterator_and_its_budget);
 	tcase_add_test(tc, skipping_varints_agrees_with_decoding);
+	tcase_add_test(tc, put_varint_round_trips);
 	tcase_add_test(tc, popcount_is_the_builtin);
 	tcase_add_loop_test(sw, every_truncation_is_rejected, 0, 2);
 	tcase_add_loop_test(sw, every_byte_mutation_is_safe, 0, 2);
