@@ -264,8 +264,8 @@ size_t idx_write_saturated(const struct idx_write *w);
  * instead of all at the end, calling PUSH(ARG) after each part, so that
  * the first bytes may go on to the disk while the rest is encoded
  * (mp_outfile_push()).  The header and summary, at the start, are
- * written last: OUT must be seekable (else the end writes at once, as
- * without this).  W may be NULL.
+ * written last: OUT must be a seekable file that the profile starts at
+ * (else the end writes at once, as without this).  W may be NULL.
  */
 void idx_write_push(struct idx_write *w, void (*push)(void *), void *arg);
 void idx_write_free(struct idx_write *w);

@@ -433,15 +433,15 @@ static enum mp_errcode note_new(struct scratch *s, struct ctab_entry *e)
 		return MP_E_NOMEM;
 	s->fresh_e[s->nfresh_e++] = e;
 	for (uint32_t k = 0; k < e->nkeys; k++) {
-		uint64_t key = e->keys[k];
+		uint64_t key = e->keys[k], tag = key + 1;
 		uint64_t *recent = &s->seen_recent[mp_hash64(key) >>
 						   (64 - SEEN_RECENT_BITS)];
 		uint32_t dummy;
 
-		/* (Key 2^64 - 1 never matches: the map answers for it.) */
-		if (*recent == key + 1)
+		/* Tag 0 is an empty slot: key 2^64 - 1 goes to the map. */
+		if (tag && *recent == tag)
 			continue;
-		*recent = key + 1;
+		*recent = tag;
 		if (ht_map_get(&s->seen, key, &dummy))
 			continue;
 		if (ht_map_put(&s->seen, key, 0) ||
