@@ -228,9 +228,10 @@ enum mp_errcode idx_builder_write(struct idx_builder *b, FILE *out,
 
 /*
  * idx_builder_write() in two steps, for a caller whose stacks are all in
- * but whose contexts are still coming: idx_write_begin() lays out the
- * sections that depend on the stacks only (strings, paths, stack
- * entries, trie), and may run on a thread of its own while the caller
+ * but whose contexts are still coming: idx_write_begin() numbers what
+ * depends on the stacks only and lays out its sections (strings, paths,
+ * stack entries; the trie's bytes are written by the end, beside the
+ * records' order), and may run on a thread of its own while the caller
  * adds contexts to nodes that exist (idx_builder_add_node(),
  * idx_builder_lend_node(), idx_builder_add_samples(),
  * idx_builder_count_inputs()) and does nothing else with B;

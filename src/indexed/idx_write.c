@@ -191,7 +191,7 @@ static int by_frame(const void *x, const void *y, void *arg)
 
 struct ctx_order {
 	uint32_t owner;		/* string id of the owning function */
-	uint32_t node;		/* its trie node's offset: the stack id */
+	uint32_t node;		/* its trie node's place in the trie's order */
 	uint32_t ctx;
 };
 
@@ -261,8 +261,9 @@ struct out_tables {
 	uint32_t *frame_out;	/* old frame -> new index */
 	uint32_t *frame_new_to_old;
 	uint32_t *path_new_to_old;
-	uint32_t *trie_out;
+	uint32_t *trie_out;	/* node -> its place in the trie's order */
 	uint32_t *trie_new_to_old;
+	uint32_t *trie_off;	/* place -> offset in the section: stack id */
 	uint32_t (*frames)[FRAME_COLUMNS];	/* frames with output string and path ids */
 	struct ctx_order *order;
 };
@@ -367,45 +368,39 @@ static enum mp_errcode write_paths(struct obuf *o, struct forest *f,
 }
 
 /*
- * The call-stack trie of forest F, grouped, its frames renumbered through
+ * The call-stack trie of N nodes RECS, numbered (OUT[i]: node i's place
+ * in forest order, NEW_TO_OLD its inverse), its frames renumbered through
  * FRAME_OUT: u32 count, then each node as varints (frame, its offset
  * minus its parent's, 0 for a root), in forest order, which puts parents
- * first, so a parent's offset is known when its child is written.  On
- * return F->out[i] is node i's offset in the section: its stack id, and
- * F->first[k] the node written k-th.  TMP holds N entries.
+ * first, so a parent's offset is known when its child is written.  OFF[k]
+ * gets the offset in the section of the k-th node written: its stack id.
  */
-static enum mp_errcode write_trie(struct obuf *o, struct forest *f,
-				  const uint32_t *frame_out, uint32_t *tmp)
+static enum mp_errcode write_trie(struct obuf *o, const struct idx_rec *recs,
+				  size_t n, const uint32_t *out,
+				  const uint32_t *new_to_old,
+				  const uint32_t *frame_out, uint32_t *off)
 {
-	const struct idx_rec *recs = f->recs;
-	uint32_t *out = f->out, *new_to_old = f->first;
-	size_t start = o->n, n = f->n, max;
-	enum mp_errcode rc = forest_number(f, frame_out);
+	size_t start = o->n, max;
 
-	if (rc)
-		return rc;
 	ob_u32(o, (uint32_t)n);
 	/* Room for the longest case once, then the varints straight in. */
 	if (!mp_mul(n, 10, &max) || o->oom || !MP_GROW(o->d, o->a, o->n + max)) {
 		o->oom = true;
 		return MP_E_NOMEM;
 	}
-	/* tmp[k]: offset of the k-th node written. */
 	for (size_t k = 0; k < n; k++) {
 		const struct idx_rec *r = &recs[new_to_old[k]];
-		size_t off = o->n - start;
+		size_t at = o->n - start;
 
 		/* Offsets and offset + 1 (a parent1) must fit 32 bits. */
-		if (off >= UINT32_MAX - 1)
+		if (at >= UINT32_MAX - 1)
 			return MP_E_TOO_LARGE;
-		tmp[k] = (uint32_t)off;
+		off[k] = (uint32_t)at;
 		o->n += put_varint(o->d + o->n, frame_out[r->a]);
-		o->n += put_varint(o->d + o->n, r->b ? off - tmp[out[r->b - 1]] : 0);
+		o->n += put_varint(o->d + o->n, r->b ? at - off[out[r->b - 1]] : 0);
 	}
 	if (o->n - start >= UINT32_MAX - 1)
 		return MP_E_TOO_LARGE;
-	for (size_t i = 0; i < n; i++)
-		out[i] = tmp[out[i]];
 	return MP_OK;
 }
 
@@ -477,6 +472,7 @@ struct idx_write {
 	void *ctx_block;		/* the contexts' (order, items) */
 	/* The first step's outcome, and the stacks it saw. */
 	enum mp_errcode rc;
+	enum mp_errcode trie_rc;	/* the trie section's */
 	size_t nstrs, npaths, nframes, ntrie;
 	/* The end's file when written as it goes (idx_write_push()): its
 	 * bytes before O.d + OUT_AT are in OUT, but for the header's. */
@@ -668,16 +664,25 @@ static void write_frame_section(struct idx_write *w)
 	w->nframes_used = nused;
 }
 
-/* 5: the call-stack trie (grouped), ordered by frames from the outermost. */
-static enum mp_errcode write_trie_section(struct idx_write *w,
-					  struct forest *trie)
+/* 5: the call-stack trie (numbered), ordered by frames from the outermost. */
+static enum mp_errcode write_trie_section(struct idx_write *w)
 {
+	const struct idx_builder *b = w->b;
 	enum mp_errcode rc;
 
 	sec_begin(w, SEC_TRIE);
-	rc = write_trie(&w->o, trie, w->t.frame_out, w->tmp);
+	rc = write_trie(&w->o, b->trie, b->ntrie, w->t.trie_out,
+			w->t.trie_new_to_old, w->t.frame_out, w->t.trie_off);
 	sec_end(w, SEC_TRIE);
 	return rc;
+}
+
+static void *write_trie_thread(void *arg)
+{
+	struct idx_write *w = arg;
+
+	w->trie_rc = write_trie_section(w);
+	return NULL;
 }
 
 /* 6: the schema: every MIB field, the histogram, and in version 11 the
@@ -728,7 +733,7 @@ static enum mp_errcode order_records(struct idx_write *w)
 			continue;
 		owner = b->ctx_owner[c1 - 1];
 		order[at[w->t.str_rank[owner]]++] = (struct ctx_order){
-			w->t.str_out[owner], w->t.trie_out[node], c1 - 1,
+			w->t.str_out[owner], (uint32_t)k, c1 - 1,
 		};
 		placed++;
 	}
@@ -748,6 +753,7 @@ static enum mp_errcode order_records(struct idx_write *w)
 struct rec_range {
 	const struct idx_builder *b;
 	const struct ctx_order *order;
+	const uint32_t *off;		/* trie place -> stack id */
 	size_t from, to;		/* ORDER[FROM..TO) */
 	struct obuf o;			/* the records go here */
 	size_t sec_start;		/* O's byte where the section starts */
@@ -783,8 +789,10 @@ static void encode_records(struct rec_range *r)
 			 * the context a few records on, and the MIB (four
 			 * cache lines) of the one before it, or each record
 			 * waits for memory twice. */
-			if (k + 16 < to)
+			if (k + 16 < to) {
 				__builtin_prefetch(&b->ctxs[order[k + 16].ctx]);
+				__builtin_prefetch(&r->off[order[k + 16].node]);
+			}
 			if (k + 8 < to) {
 				const char *m = (const char *)b->ctxs[order[k + 8].ctx].mib;
 
@@ -796,8 +804,8 @@ static void encode_records(struct rec_range *r)
 							   c->mib->v[summary_fields[f]],
 							   &r->totals[f]))
 					r->totals[f] = UINT64_MAX;
-			ob_varint(&r->o, order[k].node -
-					 (k > i ? order[k - 1].node : 0));
+			ob_varint(&r->o, r->off[order[k].node] -
+					 (k > i ? r->off[order[k - 1].node] : 0));
 			r->saturated += write_mib(&r->o, c, k > i ?
 						  &b->ctxs[order[k - 1].ctx] : NULL);
 		}
@@ -830,8 +838,8 @@ static void *encode_records_thread(void *arg)
 #define MAX_PARTS 16
 
 /*
- * 7: the records, by owning function, MIBs by stack id (t.trie_out holds
- * node offsets, in the same order as the nodes).  Each record becomes an
+ * 7: the records, in t.order (order_records()): by owning function, MIBs
+ * by stack id (t.trie_off of their nodes' places).  Each record becomes an
  * item of the hash table.  In parts: the first is encoded straight into
  * the output, each other one by a helper thread into a buffer of its own
  * meanwhile, then appended, its items' offsets moved by what comes before.
@@ -846,8 +854,6 @@ static enum mp_errcode write_records(struct idx_write *w)
 	size_t nctx = b->nctxs, parts = 1, from = 0, groups = 0;
 	enum mp_errcode rc = MP_OK;
 
-	if (order_records(w))
-		return MP_E_NOMEM;
 	sec_begin(w, SEC_RECORDS);
 	if (b->write_jobs > 1)
 		parts = nctx / RECORDS_PER_PART;
@@ -867,8 +873,8 @@ static enum mp_errcode write_records(struct idx_write *w)
 		while (to < nctx && to > 0 && order[to].owner == order[to - 1].owner)
 			to++;
 		r[h] = (struct rec_range){
-			.b = b, .order = order, .from = from, .to = to,
-			.items = w->items + groups,
+			.b = b, .order = order, .off = w->t.trie_off,
+			.from = from, .to = to, .items = w->items + groups,
 		};
 		for (size_t k = from; k < to; k++)
 			groups += k == 0 || order[k].owner != order[k - 1].owner;
@@ -1008,6 +1014,7 @@ static size_t lay_out_tables(struct idx_write *w, unsigned char *base)
 	t->frame_new_to_old = carve(base, &off, (nfr + 1) * sizeof(uint32_t));
 	t->trie_out = carve(base, &off, (ntr + 1) * sizeof(uint32_t));
 	t->trie_new_to_old = carve(base, &off, (ntr + 2) * sizeof(uint32_t));
+	t->trie_off = carve(base, &off, (ntr + 1) * sizeof(uint32_t));
 	t->frames = carve(base, &off, (nfr + 1) * sizeof(*t->frames));
 	w->tmp = carve(base, &off, (nstr + npath + nfr + ntr + 1) *
 				   sizeof(uint32_t));
@@ -1046,9 +1053,10 @@ static void reserve_output(struct idx_write *w, size_t nctx)
 /*
  * A trie this big is grouped (its key-independent half of the numbering)
  * by a thread of its own, given threads, while this one writes the
- * sections before it: at 200,000 nodes a millisecond of a merge's tail.
+ * sections before it, and its bytes are written by one while the records'
+ * order is made: at 200,000 nodes a millisecond of a merge's tail each.
  */
-#define TRIE_GROUP_BESIDE 16384
+#define TRIE_BESIDE 16384
 
 struct idx_write *idx_write_begin(struct idx_builder *b, size_t nctx)
 {
@@ -1077,7 +1085,7 @@ struct idx_write *idx_write_begin(struct idx_builder *b, size_t nctx)
 		.recs = b->trie, .n = b->ntrie, .out = w->t.trie_out,
 		.first = w->t.trie_new_to_old,
 	};
-	if (b->write_jobs > 1 && b->ntrie >= TRIE_GROUP_BESIDE)
+	if (b->write_jobs > 1 && b->ntrie >= TRIE_BESIDE)
 		beside = mp_thread_beside(&grouper, forest_group_thread,
 					  &trie) == 0;
 	memset(w->used, 0, b->nstrs + b->npaths + b->nframes + 1);
@@ -1095,7 +1103,7 @@ struct idx_write *idx_write_begin(struct idx_builder *b, size_t nctx)
 	if (w->rc)
 		free(trie.e);
 	else
-		w->rc = write_trie_section(w, &trie);
+		w->rc = forest_number(&trie, w->t.frame_out);
 	return w;
 }
 
@@ -1103,7 +1111,9 @@ enum mp_errcode idx_write_end(struct idx_write *w, FILE *out,
 			      struct mp_err *err)
 {
 	const struct idx_builder *b = w ? w->b : NULL;
-	enum mp_errcode rc = w ? w->rc : MP_E_NOMEM;
+	enum mp_errcode rc = w ? w->rc : MP_E_NOMEM, ordered;
+	pthread_t writer;
+	bool beside = false;
 
 	if (rc)
 		goto out;
@@ -1115,14 +1125,28 @@ enum mp_errcode idx_write_end(struct idx_write *w, FILE *out,
 	if (!(w->ctx_block = mp_alloc_big(lay_out_ctx_tables(w, NULL))))
 		goto out;
 	lay_out_ctx_tables(w, w->ctx_block);
-	write_schema(w);
-	/* The stacks' sections are done: to the file first, if it goes as
-	 * it is written, past the room for the header and summary. */
+	/* The sections before the trie are done: to the file first, if it
+	 * goes as it is written, past the room for the header and summary. */
 	if (w->push && fseeko(out, (off_t)w->sec_off[SEC_STRINGS], SEEK_SET) == 0) {
 		w->out = out;
 		w->out_at = w->sec_off[SEC_STRINGS];
 		write_out(w);
 	}
+	/*
+	 * The trie's bytes and the records' order need only the trie's
+	 * numbering, not each other: given threads, the trie is written on
+	 * a second one (the only writer of the buffer meanwhile).
+	 */
+	if (b->write_jobs > 1 && b->ntrie >= TRIE_BESIDE)
+		beside = mp_thread_beside(&writer, write_trie_thread, w) == 0;
+	if (!beside)
+		w->trie_rc = write_trie_section(w);
+	ordered = order_records(w);
+	if (beside)
+		pthread_join(writer, NULL);
+	if ((rc = w->trie_rc) || (rc = ordered))
+		goto out;
+	write_schema(w);
 	if ((rc = write_records(w)) || (rc = write_hash(w)))
 		goto out;
 	rc = MP_E_NOMEM;

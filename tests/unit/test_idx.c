@@ -728,8 +728,9 @@ END_TEST
 
 /*
  * A trie big enough to be grouped on a thread of its own (given two jobs)
- * while the sections before it are written numbers its nodes as one
- * thread does: the same bytes, whichever order the stacks came in.  The
+ * while the sections before it are written, and written by one while the
+ * records' order is made, gives the bytes one thread does, whichever
+ * order the stacks came in.  The
  * stacks are big_stack()'s, 1200 of them, 36,000 nodes at many depths.
  */
 static unsigned char *build_deep(bool reverse, unsigned jobs, size_t *size)
@@ -754,7 +755,7 @@ static unsigned char *build_deep(bool reverse, unsigned jobs, size_t *size)
 		ck_assert_int_eq(idx_builder_add(&b, fr, d, &m, NULL, 0, 1, &err),
 				 MP_OK);
 	}
-	ck_assert_uint_gt(b.ntrie, 16384);	/* idx_write.c's TRIE_GROUP_BESIDE */
+	ck_assert_uint_gt(b.ntrie, 16384);	/* idx_write.c's TRIE_BESIDE */
 	data = written(&b, size);
 	idx_builder_release(&b);
 	return data;
