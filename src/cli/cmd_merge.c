@@ -513,6 +513,13 @@ int cmd_merge(int argc, char **argv)
 		cli_usage_error(&cli_cmd_merge, "no input file");
 		goto out;
 	}
+	/* As zstd: binary bytes are not sent to a terminal. */
+	if (!strcmp(out, "-") && xo.format != OUT_FOLDED && xo.format != OUT_SVG &&
+	    isatty(STDOUT_FILENO)) {
+		cli_usage_error(&cli_cmd_merge, "-o -: standard output is a "
+				"terminal, and the profile is binary");
+		goto out;
+	}
 	if (cli_sym_usage(&cli_cmd_merge, &so))
 		goto out;
 	opts.keep_runtime = so.keep_runtime;

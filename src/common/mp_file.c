@@ -498,6 +498,26 @@ static void take_attributes(int fd, const struct stat *st, bool replaces)
 	fchmod(fd, st->st_mode & 07777);
 }
 
+/*
+ * OF writes in place to FD (a device, FIFO or socket, or standard output),
+ * which it then owns.
+ */
+static enum mp_errcode open_in_place(struct mp_outfile *of, int fd,
+				     struct mp_err *err)
+{
+	int e;
+
+	if (fd < 0 || !(of->fp = fdopen(fd, "wb"))) {
+		e = errno;
+		if (fd >= 0)
+			close(fd);
+		mp_outfile_abort(of);
+		return mp_fail(err, MP_E_IO, "cannot open: %s", strerror(e));
+	}
+	of->direct = true;
+	return MP_OK;
+}
+
 enum mp_errcode mp_outfile_open(struct mp_outfile *of, const char *path,
 				struct mp_err *err)
 {
@@ -508,6 +528,17 @@ enum mp_errcode mp_outfile_open(struct mp_outfile *of, const char *path,
 	int fd, e = ENOMEM;
 
 	memset(of, 0, sizeof(*of));
+	if (strcmp(path, "-") == 0)
+		return open_in_place(of, fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3),
+				     err);
+	/*
+	 * A device, FIFO or socket however it is named: /dev/stdout of a
+	 * pipe is a link through /proc to "pipe:[N]", which only the kernel
+	 * follows.
+	 */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		return open_in_place(of, open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY),
+				     err);
 	if (!(of->path = follow_links(path, &e)))
 		return e == ENOMEM ? mp_fail(err, MP_E_NOMEM, NULL)
 			: mp_fail(err, MP_E_IO, "cannot follow the symbolic link: "
@@ -517,21 +548,11 @@ enum mp_errcode mp_outfile_open(struct mp_outfile *of, const char *path,
 		mp_outfile_abort(of);
 		return mp_fail(err, MP_E_IO, "is a directory");
 	}
+	if (replaces && !S_ISREG(st.st_mode))
+		/* Became one since (a race): written in place all the same. */
+		return open_in_place(of, open(of->path, O_WRONLY | O_CLOEXEC |
+					      O_NOCTTY), err);
 	hold_signals(&old);
-	if (replaces && !S_ISREG(st.st_mode)) {
-		/* A device, FIFO or socket: written in place, not replaced. */
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		fd = open(of->path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
-		if (fd < 0 || !(of->fp = fdopen(fd, "wb"))) {
-			e = errno;
-			if (fd >= 0)
-				close(fd);
-			mp_outfile_abort(of);
-			return mp_fail(err, MP_E_IO, "cannot open: %s", strerror(e));
-		}
-		of->direct = true;
-		return MP_OK;
-	}
 	dir = dir_of(of->path);
 	of->tmp = dir ? malloc(strlen(dir) + sizeof(TMP_NAME)) : NULL;
 	if (!of->tmp) {

@@ -24,7 +24,8 @@
  * it names replaced (the link stays); the replaced file's mode is kept,
  * and its owner and group when we may set them (as root).  A device, FIFO
  * or socket (/dev/null, /dev/stdout, a pipe) is written in place, never
- * replaced; a directory is an error.  The temporary has a short fixed
+ * replaced, whatever name leads to it; so is standard output, named "-".
+ * A directory is an error.  The temporary has a short fixed
  * name (".memprof-data-XXXXXX"), so any valid target name works.
  *
  *	struct mp_outfile of;

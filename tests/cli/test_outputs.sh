@@ -1,7 +1,8 @@
 #!/bin/sh
 # What -o replaces, and how a merge ends (issue 16, items 5 and 6): the
 # replaced file's mode and owner are kept, a symbolic link is followed and
-# stays, a device is written in place, a directory is refused, names of
+# stays, a device is written in place, as is standard output ("-",
+# /dev/stdout of a pipe), a directory is refused, names of
 # 255 bytes work, no temporary is left behind; --input-files errors,
 # SIGHUP under nohup and SIGXFSZ under ulimit -f end as they should.
 set -u
@@ -78,6 +79,32 @@ if [ -w /dev/null ]; then
 		notok "-o /dev/null: $(ls -l /dev/null) $(cat err)"
 	fi
 fi
+# Standard output: "-", and /dev/stdout of a pipe (a link through /proc to
+# "pipe:[N]", no path): the bytes of a file output, no file made; "-" on a
+# terminal refused for a binary profile (exit 2), allowed for folded text.
+# shellcheck disable=SC2086
+"$MD" merge -o - $IN 2>err | cat >dash.memprof
+r1=$?
+# shellcheck disable=SC2086
+"$MD" merge -o /dev/stdout $IN 2>err2 | cat >devstdout.memprof
+if cmp -s dash.memprof want.memprof && cmp -s devstdout.memprof want.memprof &&
+   [ ! -e ./- ] && [ "$(leftovers)" = 0 ] && [ "$(leftovers /proc/self/fd)" = 0 ]; then
+	ok "-o - and -o /dev/stdout into a pipe: the file's bytes, no file made"
+else
+	notok "-o - / -o /dev/stdout into a pipe: $r1 $(cat err err2)"
+fi
+if command -v script >/dev/null 2>&1; then
+	script -qec "\"$MD\" merge -o - $IN 2>err; echo rc=\$?" /dev/null >tty.out
+	script -qec "\"$MD\" merge -o - --format=folded $IN 2>/dev/null; echo rc=\$?" \
+		/dev/null >tty2.out
+	if grep -q 'rc=2' tty.out && grep -q 'standard output is a terminal' err &&
+	   grep -q 'rc=0' tty2.out && grep -q ';' tty2.out; then
+		ok "-o - on a terminal: a binary profile refused (exit 2), folded stacks written"
+	else
+		notok "-o - on a terminal: $(cat tty.out err tty2.out | head -5)"
+	fi
+fi
+
 mkdir adir
 # shellcheck disable=SC2086
 "$MD" merge -o adir $IN 2>err
