@@ -920,6 +920,9 @@ static void open_beside(struct merge *m, const uint64_t *keys, size_t n,
 		o->n = 0;	/* then the lookups open them */
 }
 
+/* Placing a stack, the keys of the one this many on are fetched. */
+#define PLACE_AHEAD 4
+
 /*
  * Step 2 (merge.h), run by a worker (drain) or the main thread:
  * symbolize each location not seen yet, then place the new stacks.
@@ -930,8 +933,6 @@ static void open_beside(struct merge *m, const uint64_t *keys, size_t n,
  * handed over with it or before, so they are symbolized by the time it
  * is placed.
  */
-#define PLACE_AHEAD 4
-
 static enum mp_errcode symbolize_pending(struct merge *m, struct mp_err *err)
 {
 	enum mp_errcode rc = MP_OK;
