@@ -462,7 +462,7 @@ struct idx_write {
 	struct obuf o;
 	size_t sec_off[SEC__COUNT], sec_size[SEC__COUNT];
 	unsigned char *used, *used_str, *used_path, *used_frame;
-	uint32_t *tmp;			/* scratch, one slot per object */
+	uint32_t *tmp;			/* the strings' order, one per string */
 	struct ht_disk_item *items;	/* one per record */
 	uint32_t nitems;
 	size_t nframes_used;
@@ -1016,8 +1016,7 @@ static size_t lay_out_tables(struct idx_write *w, unsigned char *base)
 	t->trie_new_to_old = carve(base, &off, (ntr + 2) * sizeof(uint32_t));
 	t->trie_off = carve(base, &off, (ntr + 1) * sizeof(uint32_t));
 	t->frames = carve(base, &off, (nfr + 1) * sizeof(*t->frames));
-	w->tmp = carve(base, &off, (nstr + npath + nfr + ntr + 1) *
-				   sizeof(uint32_t));
+	w->tmp = carve(base, &off, (nstr + 1) * sizeof(uint32_t));
 	w->used = carve(base, &off, nstr + npath + nfr + 1);
 	return off;
 }
