@@ -53,20 +53,29 @@ static enum mp_errcode intern_str(struct idx_builder *b, const char *s,
 	return MP_OK;
 }
 
+/* Room in ARR (N records, ALLOC allocated) for one more, with an id. */
+static enum mp_errcode room_for_rec(struct idx_rec **arr, size_t n,
+				    size_t *alloc)
+{
+	if (n >= UINT32_MAX - 1)
+		return MP_E_TOO_LARGE;
+	return MP_GROW(*arr, *alloc, n + 1) ? MP_OK : MP_E_NOMEM;
+}
+
 /* The index of pair KEY in ARR (through MAP), appended if new. */
 static enum mp_errcode intern_rec(struct idx_rec **arr, size_t *n,
 				  size_t *alloc, struct ht_map *map,
 				  struct idx_rec key, uint32_t *out)
 {
+	enum mp_errcode rc;
 	uint32_t *slot;
 	bool added;
 
 	/* Room for the new one first, then one probe that finds or adds
 	 * (the map then never holds a key whose record failed). */
-	if (*n >= UINT32_MAX - 1)
-		return MP_E_TOO_LARGE;
-	if (!MP_GROW(*arr, *alloc, *n + 1) ||
-	    !(slot = ht_map_find_or_add(map, ht_pair_key(key.a, key.b), &added)))
+	if ((rc = room_for_rec(arr, *n, alloc)))
+		return rc;
+	if (!(slot = ht_map_find_or_add(map, ht_pair_key(key.a, key.b), &added)))
 		return MP_E_NOMEM;
 	if (!added) {
 		*out = *slot;
@@ -351,6 +360,7 @@ static enum mp_errcode trie_child(struct idx_builder *b, uint32_t f,
 				  uint32_t parent1, uint32_t *node)
 {
 	struct idx_first_child *fc;
+	enum mp_errcode rc;
 
 	/* PARENT1 <= ntrie; the node made here may be a parent next. */
 	if (!MP_GROW_ZERO(b->first_child, b->afirst_child, b->ntrie + 2))
@@ -363,10 +373,8 @@ static enum mp_errcode trie_child(struct idx_builder *b, uint32_t f,
 	if (fc->node1)
 		return intern_rec(&b->trie, &b->ntrie, &b->atrie, &b->trie_map,
 				  (struct idx_rec){ f, parent1 }, node);
-	if (b->ntrie >= UINT32_MAX - 1)
-		return MP_E_TOO_LARGE;
-	if (!MP_GROW(b->trie, b->atrie, b->ntrie + 1))
-		return MP_E_NOMEM;
+	if ((rc = room_for_rec(&b->trie, b->ntrie, &b->atrie)))
+		return rc;
 	b->trie[b->ntrie] = (struct idx_rec){ f, parent1 };
 	*node = (uint32_t)b->ntrie++;
 	*fc = (struct idx_first_child){ *node + 1, f };
