@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_run.h"
 #include "merge/ctab.h"
 
 #define NSTACKS 20000	/* enough for every shard to grow several times */
@@ -221,8 +222,6 @@ int main(void)
 {
 	Suite *s = suite_create("ctab");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, equal_stacks_fold);
@@ -230,9 +229,5 @@ int main(void)
 	tcase_add_test(tc, histograms_add_and_grow);
 	tcase_add_test(tc, threads_fold_alike);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_failures(s) ? EXIT_FAILURE : EXIT_SUCCESS;
 }

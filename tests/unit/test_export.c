@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_run.h"
 #include "export/export.h"
 #include "llvm/llvm.h"
 
@@ -222,8 +223,6 @@ int main(void)
 {
 	Suite *s = suite_create("export");
 	TCase *tc = tcase_create("llvm");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, guids_are_md5_of_the_canonical_name);
 	tcase_add_test(tc, canonical_names);
@@ -232,9 +231,5 @@ int main(void)
 	tcase_add_test(tc, read_back);
 	tcase_add_loop_test(tc, truncation_and_mutation_sweeps, 0, 2);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_failures(s) ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_run.h"
 #include "hashtable/ht.h"
 #include "indexed/idx.h"
 #include "indexed/idx_format.h"	/* struct idx_rec: the builder's trie */
@@ -1562,8 +1563,6 @@ int main(void)
 	Suite *s = suite_create("indexed");
 	TCase *tc = tcase_create("format");
 	TCase *sw = tcase_create("sweeps");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, round_trip);
 	tcase_add_test(tc, lookup_by_function);
@@ -1595,9 +1594,5 @@ int main(void)
 	tcase_set_timeout(sw, 300);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, sw);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_failures(s) ? EXIT_FAILURE : EXIT_SUCCESS;
 }

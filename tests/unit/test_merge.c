@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "merge/merge.h"
 #include "common/mp_file.h"
 #include "rawbuild.h"
@@ -349,7 +350,6 @@ int main(void)
 {
 	Suite *s = suite_create("merge");
 	TCase *tc = tcase_create("pipeline");
-	SRunner *sr;
 	char cmd[64];
 	int failed;
 
@@ -363,10 +363,7 @@ int main(void)
 	tcase_add_test(tc, jobs_do_not_change_the_output);
 	tcase_add_test(tc, inputs_taken_out_of_order_fold_once);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	failed = check_failures(s);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) != 0)
 		failed++;

@@ -2,6 +2,7 @@
 #include <check.h>
 #include <stdlib.h>
 
+#include "check_run.h"
 #include "common/mp_mib.h"
 
 /* Distinct sentinel values so a field taken from the wrong side shows. */
@@ -175,8 +176,6 @@ int main(void)
 {
 	Suite *s = suite_create("mib");
 	TCase *tc = tcase_create("merge");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, runtime_sums_mins_maxes);
 	tcase_add_test(tc, runtime_migrated_cpu_is_summed);
@@ -186,9 +185,5 @@ int main(void)
 	tcase_add_test(tc, histograms_add_keeping_the_longer);
 	tcase_add_test(tc, field_table);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_failures(s) ? EXIT_FAILURE : EXIT_SUCCESS;
 }

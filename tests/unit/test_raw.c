@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_run.h"
 #include "common/mp_file.h"
 #include "raw/raw.h"
 #include "rawbuild.h"
@@ -717,8 +718,6 @@ int main(void)
 	TCase *syn = tcase_create("synthetic");
 	TCase *sweep = tcase_create("sweeps");
 	int nsweep = sizeof(sweep_files) / sizeof(sweep_files[0]);
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(real, v4_pie);
 	tcase_add_test(real, reread_keeps_the_cap);
@@ -740,9 +739,5 @@ int main(void)
 	suite_add_tcase(s, real);
 	suite_add_tcase(s, syn);
 	suite_add_tcase(s, sweep);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_failures(s) ? EXIT_FAILURE : EXIT_SUCCESS;
 }

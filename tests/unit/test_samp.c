@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_run.h"
 #include "common/mp_samp.h"
 
 /* An entry of N samples at interval R whose bytes estimate is BYTES and
@@ -153,8 +154,6 @@ int main(void)
 {
 	Suite *s = suite_create("samp");
 	TCase *tc = tcase_create("samp");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, fold_adds_equal_intervals_and_sorts);
 	tcase_add_test(tc, normal_interval_from_twenty_samples);
@@ -164,9 +163,5 @@ int main(void)
 	tcase_add_test(tc, file_round_trip_is_stable);
 	tcase_add_test(tc, invalid_entries);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_failures(s) ? EXIT_FAILURE : EXIT_SUCCESS;
 }

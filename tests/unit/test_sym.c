@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "raw/raw.h"
 #include "symbolize/sym.h"
 
@@ -1221,13 +1222,7 @@ static Suite *sym_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(sym_suite());
-	int failed;
-
 	/* Never ask debuginfod: these tests must not reach the network. */
 	unsetenv("DEBUGINFOD_URLS");
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_failures(sym_suite()) ? EXIT_FAILURE : EXIT_SUCCESS;
 }

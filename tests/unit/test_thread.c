@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "common/mp_thread.h"
 
 struct start {
@@ -84,14 +85,8 @@ int main(void)
 {
 	Suite *s = suite_create("thread");
 	TCase *tc = tcase_create("thread");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, helper_starts_beside_and_is_then_free);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_failures(s) ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_run.h"
 #include "indexed/idx.h"
 #include "profile/view.h"
 
@@ -171,16 +172,10 @@ int main(void)
 {
 	Suite *s = suite_create("view");
 	TCase *tc = tcase_create("keep_top");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, keep_top_keeps_the_first_of_each_input, 0,
 			    sizeof(keys) / sizeof(keys[0]));
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_failures(s) ? EXIT_FAILURE : EXIT_SUCCESS;
 }
