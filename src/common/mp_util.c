@@ -34,11 +34,17 @@ static void *alloc_huge(size_t size, size_t *got)
 	return p;
 }
 
+void *mp_alloc_big_got(size_t size, size_t *got)
+{
+	*got = size;
+	return size < HUGE_PAGE / 4 ? malloc(size) : alloc_huge(size, got);
+}
+
 void *mp_alloc_big(size_t size)
 {
 	size_t got;
 
-	return size < HUGE_PAGE / 4 ? malloc(size) : alloc_huge(size, &got);
+	return mp_alloc_big_got(size, &got);
 }
 
 void *mp_calloc_big(size_t n, size_t size)

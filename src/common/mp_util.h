@@ -148,6 +148,12 @@ bool mp_grow(void **array, size_t *alloc, size_t need, size_t elem);
  */
 void *mp_alloc_big(size_t size);
 /*
+ * mp_alloc_big(), telling in *GOT how many bytes are usable: SIZE, or more
+ * when rounded up to whole huge pages.  A table that is reset for each
+ * input can grow into that room instead of taking fresh memory.
+ */
+void *mp_alloc_big_got(size_t size, size_t *got);
+/*
  * The same, zeroed by writing, for N elements of SIZE bytes (calloc's
  * contract, but every page mapped: for tables read before written).
  */

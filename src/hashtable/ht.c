@@ -168,6 +168,7 @@ uint32_t *ht_map_find_or_add(struct ht_map *m, uint64_t key, bool *added)
 enum mp_errcode ht_map_reset(struct ht_map *m, size_t n)
 {
 	uint64_t cap = 256;
+	size_t bytes, got;
 
 	while (cap < (uint64_t)n * 2 + 1)
 		cap *= 2;
@@ -182,11 +183,18 @@ enum mp_errcode ht_map_reset(struct ht_map *m, size_t n)
 		return MP_OK;
 	}
 	ht_map_release(m);
-	m->slots = mp_calloc_big((size_t)cap, sizeof(*m->slots));
-	if (!m->slots)
+	/*
+	 * Kept for the next reset, whose input may be larger: the room a
+	 * huge page gives past CAP (up to four times it) is taken then
+	 * instead of fresh memory, which costs more to fault in here than
+	 * to zero (bench/RESULTS.md).
+	 */
+	if (!mp_mul((size_t)cap, sizeof(*m->slots), &bytes) ||
+	    !(m->slots = mp_alloc_big_got(bytes, &got)))
 		return MP_E_NOMEM;
+	memset(m->slots, 0, bytes);
 	m->mask = (uint32_t)(cap - 1);
-	m->room = (size_t)cap;
+	m->room = got / sizeof(*m->slots);
 	return MP_OK;
 }
 

@@ -1,7 +1,8 @@
 /*
  * The in-memory map of src/hashtable (struct ht_map): keys found with
  * their values across growth, and a map reset for a small input after a
- * big one uses a table of the small one's size within the slots it kept.
+ * big one uses a table of the small one's size within the slots it kept,
+ * and one for a larger input the room its huge page gave.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -96,6 +97,32 @@ START_TEST(reset_uses_what_the_input_needs)
 }
 END_TEST
 
+/*
+ * A table of 1 MiB comes as a whole 2 MiB huge page: a later input of
+ * twice the size fills that room, with no fresh memory (first touches
+ * are what costs on a virtual machine).
+ */
+START_TEST(reset_grows_into_the_huge_page_it_has)
+{
+	struct ht_map m = HT_MAP_INIT;
+	struct ht_map_slot *kept;
+
+	ck_assert_int_eq(ht_map_reset(&m, 20000), MP_OK);
+	ck_assert_uint_eq((uint64_t)m.mask + 1, 65536);
+	ck_assert_uint_ge(m.room, 131072);
+	kept = m.slots;
+	fill(&m, 20000, 5);
+
+	ck_assert_int_eq(ht_map_reset(&m, 50000), MP_OK);
+	ck_assert_ptr_eq(m.slots, kept);
+	ck_assert_uint_eq((uint64_t)m.mask + 1, 131072);
+	ck_assert_uint_eq(m.count, 0);
+	fill(&m, 50000, 6);
+	check_all(&m, 50000, 6);
+	ht_map_release(&m);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("ht");
@@ -104,6 +131,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, keys_survive_growth);
 	tcase_add_test(tc, reset_uses_what_the_input_needs);
+	tcase_add_test(tc, reset_grows_into_the_huge_page_it_has);
 	suite_add_tcase(s, tc);
 	return check_failures(s) ? EXIT_FAILURE : EXIT_SUCCESS;
 }
