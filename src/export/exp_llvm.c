@@ -239,20 +239,25 @@ enum mp_errcode exp_llvm_add(struct exp_llvm *x, const struct mp_frame *frames,
 	x->nctxs++;
 
 	/*
-	 * Every PC but the first is a call site of each function in it:
-	 * its own frames (the PC's inline chain) are the site's stack.
+	 * Each PC is a call site of each function in it, its own frames
+	 * (the PC's inline chain) the site's stack; but the first PC's
+	 * innermost frame is the allocation itself.  So when the call of
+	 * the allocator was inlined, the functions it was inlined into get
+	 * the first PC as a call site, as llvm-profdata gives them (its
+	 * RawMemProfReader skips only frame 0 of address 0): without it,
+	 * clang's MemProfUse matches no callsite in them.
 	 */
-	for (uint32_t i = 0, pc = 0, end; i < nids; i = end, pc++) {
-		uint32_t site;
+	for (uint32_t i = 0, end; i < nids; i = end) {
+		uint32_t site, k = i == 0 ? 1 : i;
 
 		for (end = i; end < nids && x->frames[x->scratch[end]].inlined; end++)
 			;
 		end = end < nids ? end + 1 : nids;
-		if (pc == 0)
+		if (k >= end)
 			continue;
 		if ((rc = intern_stack(x, x->scratch + i, end - i, &site)))
 			return mp_fail(err, rc, NULL);
-		for (uint32_t k = i; k < end; k++)
+		for (; k < end; k++)
 			if ((rc = add_site(x, x->frames[x->scratch[k]].guid, site)))
 				return mp_fail(err, rc, NULL);
 	}

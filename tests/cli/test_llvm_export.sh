@@ -4,7 +4,9 @@
 # attributes and !memprof/!callsite metadata as with llvm-profdata-19's
 # profile of the same raw profiles, for a C++ program built and run here
 # (tests/cli/src/hotcold.cc: cold, notcold and mixed contexts, inline
-# frames, a shared library) and for the C++ fixture; with one profile and
+# frames, a shared library), for an allocation inlined only in the
+# profiled build (tests/cli/src/inlined_alloc.cc) and for the C++ fixture;
+# with one profile and
 # with eight merged; with headers 8 and 12, MemProf 3 and 0, and the full
 # schema.  And the
 # shared library, whose frames llvm-profdata-19 drops, gets its hint from
@@ -79,6 +81,23 @@ compare "hotcold.cc, one profile" "$SRC/hotcold.cc" hc $one
 compare "hotcold.cc, eight profiles merged" "$SRC/hotcold.cc" hc $eight
 compare "the C++ fixture cxx.cc" "$ROOT/tests/fixtures/src/cxx.cc" \
 	"$ROOT/tests/fixtures/cxx.pie" "$ROOT/tests/fixtures/cxx.v4.profraw"
+# An allocation inlined into its caller when profiled, a call of its own
+# when the profile is used: the caller's call site comes from the inline
+# frames of the allocation's own address.  The IR must be llvm-profdata's,
+# with a !callsite on that call.
+if clang++-19 -DPROFILED $CF "$SRC/inlined_alloc.cc" -o ia 2>err &&
+   (MEMPROF_OPTIONS=log_path="$tmp/ia.prof" ./ia) 2>>err; then
+	ia=$(ls ia.prof.*)
+	compare "inlined_alloc.cc, the wrapper not inlined where the profile is used" \
+		"$SRC/inlined_alloc.cc" ia $ia
+	if grep -q 'call .*make_buffer.*!callsite' O.ir; then
+		ok "inlined_alloc.cc: make_record's call of make_buffer gets its !callsite"
+	else
+		notok "inlined_alloc.cc: no !callsite on make_record's call of make_buffer"
+	fi
+else
+	notok "build and run tests/cli/src/inlined_alloc.cc: $(cat err)"
+fi
 # The kinds of hint the program is made to have, in our profile's IR.
 "$MD" merge --format=llvm --no-progress -o ours.prof --binary=hc $one 2>/dev/null
 use O ours.prof "$SRC/hotcold.cc"
