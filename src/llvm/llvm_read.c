@@ -503,6 +503,75 @@ static enum mp_errcode open_memprof(struct llvm_file *f, uint64_t mp,
 	return MP_OK;
 }
 
+/* Are LEN bytes at OFF inside F? */
+static bool fits(const struct llvm_file *f, uint64_t off, uint64_t len)
+{
+	return off <= f->size && len <= f->size - off;
+}
+
+/* The sections from OFF on of LEN bytes, told as WHAT: inside F? */
+static enum mp_errcode section_fits(const struct llvm_file *f, uint64_t off,
+				    uint64_t len, const char *what,
+				    struct mp_err *err)
+{
+	if (fits(f, off, len))
+		return MP_OK;
+	return mp_fail(err, MP_E_TRUNCATED, "%s at offset 0x%" PRIx64 " (%"
+		       PRIu64 " bytes) runs past the end of the file (%zu "
+		       "bytes)", what, off, len, f->size);
+}
+
+/*
+ * The sections besides MemProf, which nothing here reads, lie inside the
+ * file as their sizes say, as LLVM's reader checks: a file cut short in
+ * them is truncated, not a profile to trust.  An offset of 0 is a section
+ * left out.
+ */
+static enum mp_errcode check_other_sections(const struct llvm_file *f,
+					    struct mp_err *err)
+{
+	enum mp_errcode rc;
+	uint64_t off, n;
+
+	/* The instrprof records' table: NumBuckets, NumEntries. */
+	off = get64(f, LLVM_HDR_HASH_OFFSET);
+	if ((rc = section_fits(f, off, 16, "the records' hash table", err)))
+		return rc;
+	/* Binary ids (9 and later), vtable names (12): u64 size, bytes. */
+	if (f->version >= 9 && (off = get64(f, LLVM_HDR_BINARY_ID_OFFSET)) &&
+	    ((rc = section_fits(f, off, 8, "the binary id section", err)) ||
+	     (rc = section_fits(f, off + 8, get64(f, off),
+				"the binary ids", err))))
+		return rc;
+	if (f->version >= 12 &&
+	    (off = get64(f, LLVM_HDR_VTABLE_NAMES_OFFSET)) &&
+	    ((rc = section_fits(f, off, 8, "the vtable name section", err)) ||
+	     (rc = section_fits(f, off + 8, get64(f, off),
+				"the vtable names", err))))
+		return rc;
+	/* Temporal traces (10 and later): u64 NumTraces, u64 stream size,
+	 * then each trace's u64 weight, u64 NumFunctions and its names. */
+	if (f->version < 10 || !(off = get64(f, LLVM_HDR_TEMPORAL_OFFSET)))
+		return MP_OK;
+	if ((rc = section_fits(f, off, 16, "the temporal trace section", err)))
+		return rc;
+	n = get64(f, off);
+	off += 16;
+	for (uint64_t t = 0; t < n; t++) {
+		uint64_t names;
+
+		if ((rc = section_fits(f, off, 16, "a temporal trace", err)))
+			return rc;
+		names = get64(f, off + 8);
+		off += 16;
+		if (names > (f->size - off) / 8)
+			return section_fits(f, off, UINT64_MAX,
+					    "a temporal trace's names", err);
+		off += names * 8;
+	}
+	return MP_OK;
+}
+
 enum mp_errcode llvm_open(struct llvm_file *f, const void *data, size_t size,
 			  struct mp_err *err)
 {
@@ -534,7 +603,8 @@ enum mp_errcode llvm_open(struct llvm_file *f, const void *data, size_t size,
 	if (mp < hdr || mp > size || size - mp < 48)
 		return mp_fail(err, MP_E_CORRUPT, "MemProf section at offset 0x%"
 			       PRIx64 " is outside the file (%zu bytes)", mp, size);
-	if ((rc = open_memprof(f, mp, err)))
+	if ((rc = check_other_sections(f, err)) ||
+	    (rc = open_memprof(f, mp, err)))
 		return rc;
 	/* Every record, every stack it names, once. */
 	rc = walk_records(f, &w, err);

@@ -169,12 +169,15 @@ START_TEST(read_back)
 }
 END_TEST
 
-/* Every truncation is refused; every single-byte change is refused or
- * read cleanly (ASan and UBSan watch under make check-asan). */
+/* Every truncation is refused, under header 8 and 12 (whose last bytes
+ * are the binary ids' and vtable names' sections, read by nothing else
+ * here); every single-byte change is refused or read cleanly (ASan and
+ * UBSan watch under make check-asan). */
 START_TEST(truncation_and_mutation_sweeps)
 {
 	size_t n, accepted = 0;
-	char *a = write_mp(0, 8, _i ? 3 : 0, &n);	/* MemProf 0, then 3 */
+	/* MemProf 0 and 3, each under header 8 and 12. */
+	char *a = write_mp(0, _i & 2 ? 12 : 8, _i & 1 ? 3 : 0, &n);
 	struct mp_err err = { 0 };
 	struct llvm_file f;
 
@@ -206,6 +209,44 @@ START_TEST(truncation_and_mutation_sweeps)
 }
 END_TEST
 
+static void put_le64(char *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (char)(v >> 8 * i);
+}
+
+/*
+ * A version 12 file given a temporal trace section (one trace of three
+ * names), which we never write but LLVM may: read while whole, refused
+ * as truncated when the file ends inside it.
+ */
+START_TEST(temporal_traces_must_fit)
+{
+	size_t n, len;
+	char *a = write_mp(0, 12, 3, &n);
+	char *b = malloc(n + 56);
+	struct mp_err err = { 0 };
+	struct llvm_file f;
+
+	memcpy(b, a, n);
+	put_le64(b + 56, n);		/* TemporalProfTracesOffset */
+	put_le64(b + n, 1);		/* NumTraces */
+	put_le64(b + n + 8, 40);	/* the stream's size */
+	put_le64(b + n + 16, 1);	/* weight */
+	put_le64(b + n + 24, 3);	/* NumFunctions */
+	memset(b + n + 32, 7, 24);	/* three names */
+	ck_assert_int_eq(llvm_open(&f, b, n + 56, &err), MP_OK);
+	for (len = n; len < n + 56; len++)
+		ck_assert_int_eq(llvm_open(&f, b, len, &err), MP_E_TRUNCATED);
+	ck_assert_ptr_nonnull(strstr(err.detail, "runs past the end"));
+	/* A count of names no file holds: refused, not read past. */
+	put_le64(b + n + 24, UINT64_MAX / 4);
+	ck_assert_int_eq(llvm_open(&f, b, n + 56, &err), MP_E_TRUNCATED);
+	free(a);
+	free(b);
+}
+END_TEST
+
 START_TEST(bad_header_version)
 {
 	struct exp_llvm_opts o = { .header_version = 10, .memprof_version = 3 };
@@ -229,7 +270,8 @@ int main(void)
 	tcase_add_test(tc, layout_and_determinism);
 	tcase_add_test(tc, bad_header_version);
 	tcase_add_test(tc, read_back);
-	tcase_add_loop_test(tc, truncation_and_mutation_sweeps, 0, 2);
+	tcase_add_loop_test(tc, truncation_and_mutation_sweeps, 0, 4);
+	tcase_add_test(tc, temporal_traces_must_fit);
 	suite_add_tcase(s, tc);
 	return check_failures(s) ? EXIT_FAILURE : EXIT_SUCCESS;
 }
