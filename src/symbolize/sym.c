@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <gelf.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <sha1.h>
 #include <stdarg.h>
@@ -593,12 +594,11 @@ static enum mp_errcode read_phdrs(struct sym_module *m, Elf *elf,
 	GElf_Phdr ph;
 
 	if (elf_getphdrnum(elf, &phnum) != 0)
-		return mp_fail(err, MP_E_ELF, "'%s': cannot read program headers: %s",
-			       m->path, elf_errmsg(-1));
+		return mp_fail(err, MP_E_ELF, "cannot read program headers: %s",
+			       elf_errmsg(-1));
 	for (size_t i = 0; i < phnum; i++) {
 		if (!gelf_getphdr(elf, (int)i, &ph))
-			return mp_fail(err, MP_E_ELF, "'%s': bad program header %zu",
-				       m->path, i);
+			return mp_fail(err, MP_E_ELF, "bad program header %zu", i);
 		if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
 			continue;
 		if (!MP_GROW(m->xl, alloc, m->nxl + 1))
@@ -607,6 +607,56 @@ static enum mp_errcode read_phdrs(struct sym_module *m, Elf *elf,
 						     ph.p_memsz };
 	}
 	return MP_OK;
+}
+
+/* Does [OFF, OFF + LEN) lie in a file of SIZE bytes? */
+static bool in_file(uint64_t off, uint64_t len, size_t size)
+{
+	return off <= size && len <= size - off;
+}
+
+/*
+ * Is ELF whole?  A file cut short keeps its ELF header and
+ * often its build id, so it would be taken for the right binary with no
+ * symbols: its headers, sections and segments must lie in it.
+ */
+static enum mp_errcode check_whole(Elf *elf, const GElf_Ehdr *eh,
+				   struct mp_err *err)
+{
+	size_t size = 0, n;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	GElf_Phdr ph;
+	const char *what = NULL;
+	uint64_t end = 0;
+
+	if (!elf_rawfile(elf, &size))
+		return mp_fail(err, MP_E_ELF, "cannot read: %s", elf_errmsg(-1));
+	if (!in_file(eh->e_phoff, (uint64_t)eh->e_phnum * eh->e_phentsize, size)) {
+		what = "the program headers";
+		end = eh->e_phoff + (uint64_t)eh->e_phnum * eh->e_phentsize;
+	} else if (eh->e_shoff &&
+		   !in_file(eh->e_shoff, (uint64_t)(eh->e_shnum ? eh->e_shnum : 1) *
+				eh->e_shentsize, size)) {
+		what = "the section headers";
+		end = eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize;
+	}
+	for (size_t i = 0; !what && elf_getphdrnum(elf, &n) == 0 && i < n; i++)
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+		    !in_file(ph.p_offset, ph.p_filesz, size)) {
+			what = "a loadable segment";
+			end = ph.p_offset + ph.p_filesz;
+		}
+	while (!what && (scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS &&
+		    !in_file(sh.sh_offset, sh.sh_size, size)) {
+			what = "a section";
+			end = sh.sh_offset + sh.sh_size;
+		}
+	if (!what)
+		return MP_OK;
+	return mp_fail(err, MP_E_TRUNCATED, "truncated: %s would end at byte %"
+		       PRIu64 ", past the file's %zu bytes", what, end, size);
 }
 
 /* Open PATH as a module; on success *OUT is the new module. */
@@ -627,17 +677,16 @@ static enum mp_errcode module_open(struct sym_ctx *ctx, const char *path,
 	/* libdwfl would say "no such file" less precisely. */
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return mp_fail(err, MP_E_IO, "cannot open '%s': %s", path,
-			       strerror(errno));
+		return mp_fail(err, MP_E_IO, "cannot open: %s", strerror(errno));
 	{
 		struct stat st;
 		bool dir = fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
 
 		close(fd);
 		if (dir)
-			return mp_fail(err, MP_E_IO, "'%s' is a directory, not "
-				       "an executable or shared library (--debug-dir "
-				       "takes a directory)", path);
+			return mp_fail(err, MP_E_IO, "is a directory, not an "
+				       "executable or shared library (--debug-dir "
+				       "takes a directory)");
 	}
 	m = calloc(1, sizeof(*m));
 	if (!m || !(m->path = strdup(path)) || !(m->dbgpath = make_dbgpath(ctx))) {
@@ -659,25 +708,25 @@ static enum mp_errcode module_open(struct sym_ctx *ctx, const char *path,
 	m->mod = dwfl_report_elf(m->dwfl, path, path, -1, 0, true);
 	dwfl_report_end(m->dwfl, NULL, NULL);
 	if (!m->mod) {
-		rc = mp_fail(err, MP_E_ELF, "'%s' is not a usable ELF file: %s",
-			     path, dwfl_errmsg(-1));
+		rc = mp_fail(err, MP_E_ELF, "not a usable ELF file: %s",
+			     dwfl_errmsg(-1));
 		module_free(m);
 		return rc;
 	}
 	elf = dwfl_module_getelf(m->mod, &m->bias);
 	if (!elf || !gelf_getehdr(elf, &eh)) {
-		rc = mp_fail(err, MP_E_ELF, "'%s': cannot read ELF header: %s",
-			     path, dwfl_errmsg(-1));
+		rc = mp_fail(err, MP_E_ELF, "cannot read ELF header: %s",
+			     dwfl_errmsg(-1));
 		module_free(m);
 		return rc;
 	}
 	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) {
 		module_free(m);
 		return mp_fail(err, MP_E_ELF,
-			       "'%s' is neither an executable nor a shared object",
-			       path);
+			       "neither an executable nor a shared object");
 	}
-	if ((rc = read_phdrs(m, elf, err))) {
+	if ((rc = check_whole(elf, &eh, err)) ||
+	    (rc = read_phdrs(m, elf, err))) {
 		module_free(m);
 		return rc;
 	}

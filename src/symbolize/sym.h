@@ -269,7 +269,9 @@ enum mp_errcode sym_add_debug_dir(struct sym_ctx *ctx, const char *dir,
  * Register the ELF executable or shared object at PATH (the path is copied).
  * The first binary registered is the main executable of v1/v2 profiles.  A
  * second binary with a build id already registered is ignored with a
- * warning.  Fails with MP_E_IO or MP_E_ELF.
+ * warning.  Fails with MP_E_IO, MP_E_ELF or MP_E_TRUNCATED (a file cut
+ * short: its headers, sections or segments past its end); the message
+ * says why, the caller names PATH.
  */
 enum mp_errcode sym_add_binary(struct sym_ctx *ctx, const char *path,
 			       struct mp_err *err);

@@ -70,6 +70,18 @@ else
 	notok "--binary=DIR: $(cat err)"
 fi
 
+# --binary= a copy cut short, its build id still right: an error naming
+# the file, whether --strict or not, and merge writes nothing.
+head -c 1000 "$FX/cxx.pie" >cut.pie
+"$MD" show --binary=cut.pie "$FX/cxx.v4.profraw" >/dev/null 2>err; r=$?
+"$MD" merge --no-progress -o cut.memprof --binary=cut.pie "$FX/cxx.v4.profraw" 2>err2; r2=$?
+if [ $r -eq 1 ] && [ $r2 -eq 1 ] && [ ! -e cut.memprof ] &&
+   grep -q "^memprof-data: 'cut.pie': truncated: the section headers would end at byte" err; then
+	ok "--binary= a truncated binary: exit 1 naming it, nothing written"
+else
+	notok "--binary=truncated: status $r/$r2: $(cat err err2)"
+fi
+
 # Weighted sums at 2^64 - 1: a warning.
 "$MD" merge --no-progress -o sat.memprof --weight="18446744073709551615,$FX/cxx.v4.profraw" \
 	--weight="5,$FX/cxx.v4.profraw" 2>err; r=$?
