@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 extern const char __memprof_profile_filename[] __attribute__((weak));
@@ -331,6 +332,33 @@ static int write_all(int fd, const void *p, size_t n)
 }
 
 /* Append the file at PATH (earlier profiles of this process) to FD. */
+/*
+ * The mode compiler-rt's profiles get: 0660 less the umask (0640 under the
+ * usual 022).  The umask is read from /proc/self/status: umask() would
+ * change it, under the program's other threads.  Unknown: 0600.
+ */
+static mode_t profile_mode(void)
+{
+	char buf[2048];
+	const char *p;
+	ssize_t n;
+	mode_t mask = 0;
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0600;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0600;
+	buf[n] = '\0';
+	if (!(p = strstr(buf, "\nUmask:\t")))
+		return 0600;
+	for (p += 8; *p >= '0' && *p <= '7'; p++)
+		mask = (mode_t)(mask << 3 | (mode_t)(*p - '0'));
+	return 0660 & ~mask;
+}
+
 static int copy_from(int fd, const char *path)
 {
 	uint8_t buf[16384];
@@ -376,7 +404,8 @@ static int write_profile(const char *path, const struct rt_buf *parts, int npart
 	 * An unpredictable name created with O_EXCL (mkostemp), so that a
 	 * link planted at a predictable LOG.PID.tmp cannot redirect our
 	 * write to another file: O_EXCL fails on any existing name, link or
-	 * not.  The profile is private to its user (0600) until renamed.
+	 * not.  The profile is private to its user (0600) until it is
+	 * whole, then gets compiler-rt's mode.
 	 */
 	memcpy(tmp, path, len);
 	memcpy(tmp + len, ".tmp.XXXXXX", sizeof(".tmp.XXXXXX"));
@@ -388,6 +417,8 @@ static int write_profile(const char *path, const struct rt_buf *parts, int npart
 	for (int i = 0; i < nparts; i++)
 		if (write_all(fd, parts[i].p, parts[i].len) < 0)
 			goto fail;
+	if (fchmod(fd, profile_mode()) < 0)
+		goto fail;
 	if (close(fd) < 0) {
 		fd = -1;
 		goto fail;

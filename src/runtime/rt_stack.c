@@ -390,6 +390,14 @@ uint32_t memprof_rt_stack_id(uintptr_t fp)
 
 	if (max == 0 || !depot_ready())
 		return 0;
+	/*
+	 * compiler-rt's stack of malloc_context_size frames begins with its
+	 * own interceptor's, which readers drop: the program keeps one frame
+	 * fewer.  The same here (but always one), so that a deep stack is cut
+	 * where compiler-rt cuts it and the two runtimes' contexts match.
+	 */
+	if (max > 1)
+		max--;
 	if (max > RT_MAX_FRAMES)
 		max = RT_MAX_FRAMES;
 	n = memprof_rt_opts.unwind_backtrace ? unwind_backtrace(fp, pc, max) :

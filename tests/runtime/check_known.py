@@ -38,6 +38,7 @@ SITES = {
     ("common_site", "caller_a"): dict(sizes=[40] * 4, acc=4),
     ("common_site", "caller_b"): dict(sizes=[50] * 6, acc=4),
     ("recurse", "recurse"): dict(sizes=[56], acc=56),
+    ("deep_site", "descend"): dict(sizes=[64], acc=64),
 }
 FUNCS = {s for s, _ in SITES} | {c for _, c in SITES} | {"touch", "thread_main"}
 
@@ -120,6 +121,13 @@ def check_show(mode, path):
         f = funcs(rec[0])
         result(f[:7] == ["recurse"] * 6 + ["main"], "%s recurse(5): six recurse frames "
                "then main (%s)" % (mode, ",".join(str(x) for x in f[:8])))
+    deep = find(ctxs, "deep_site", "descend")
+    if deep:
+        f = funcs(deep[0])
+        result(f == ["deep_site"] + ["descend"] * 28,
+               "%s deep_site 41 calls deep: 29 frames kept, as compiler-rt keeps "
+               "with malloc_context_size=30, its own frame the 30th (%d: %s...)" %
+               (mode, len(f), ",".join(str(x) for x in f[:3])))
     strays = [c for c in ctxs if c["frames"] and funcs(c)[0] in FUNCS and
               (funcs(c)[0], (funcs(c) + [None])[1]) not in SITES]
     result(not strays, "%s: no unexpected context at a site of known.c" % mode)

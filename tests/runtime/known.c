@@ -220,6 +220,24 @@ NOINLINE void *recurse(int depth)
 	return p;
 }
 
+/* malloc(64) 41 calls deep, past what a stack keeps (30 frames, as
+ * compiler-rt counts them: its own frame is one). */
+NOINLINE void *deep_site(void)
+{
+	void *p = malloc(64);
+
+	touch(p, 64);
+	return p;
+}
+
+NOINLINE void *descend(int depth)
+{
+	void *p = depth ? descend(depth - 1) : deep_site();
+
+	depth_counter++;	/* not a tail call */
+	return p;
+}
+
 int main(void)
 {
 	pthread_t t[4];
@@ -244,6 +262,7 @@ int main(void)
 	caller_a();
 	caller_b();
 	free(recurse(5));
+	free(descend(39));
 	usleep(20000);		/* live objects: lifetimes >= 20 ms */
 	return 0;
 }

@@ -211,6 +211,18 @@ a, b = load(sys.argv[1]), load(sys.argv[2])
 assert a == b and len(a) >= 14, (a, b)
 EOF
 
+# The profile's mode is compiler-rt's: 0660 less the umask.
+check "profile mode: ours as compiler-rt's under umask 022 (0640) and 077 (0600)" sh -c "
+	set -e
+	for m in 022 077; do
+		rm -rf '$T/mode.pd' && mkdir '$T/mode.pd'
+		(umask \$m && MEMPROF_OPTIONS=log_path='$T/mode.pd/ours' '$T/known_a' &&
+		 MEMPROF_OPTIONS=log_path='$T/mode.pd/crt' '$T/known_crt') >/dev/null 2>&1
+		a=\$(stat -c %a '$T'/mode.pd/ours.*) b=\$(stat -c %a '$T'/mode.pd/crt.*)
+		echo \"umask \$m: ours \$a, compiler-rt \$b\"
+		[ \"\$a\" = \"\$b\" ] && [ \"\$a\" = \$([ \$m = 022 ] && echo 640 || echo 600) ]
+	done"
+
 # llvm-profdata-19 reads our files: exact counts, and merge works.
 for n in known_a known_gcc known_h; do
 	f=$(one_profile "$T/$n.pd")
