@@ -116,6 +116,41 @@ fail:
 }
 
 /*
+ * Say so when the comparison can hardly mean anything: an LLVM indexed
+ * profile against one of ours or a raw one by line or column (LLVM keeps
+ * each frame's line as an offset in its function, and no file name), or
+ * two sides with contexts of which none match.  Reports are not changed:
+ * a 0 % overlap may be the truth.
+ */
+static void warn_unmatched(const struct cmp *c, const char *path[2],
+			   enum cmp_match m)
+{
+	size_t matched = 0;
+	bool llvm[2];
+
+	for (int i = 0; i < 2; i++)
+		llvm[i] = c->views[i]->nllvm > 0 &&
+			  c->views[i]->nllvm == c->views[i]->ninputs;
+	if (llvm[0] != llvm[1] && m != CMP_MATCH_FUNCTION) {
+		cli_warning(path[llvm[0] ? 0 : 1], "an LLVM indexed profile, "
+			    "whose frames keep line offsets and no file names: "
+			    "by %s none can match a frame of '%s' (--match=function "
+			    "compares them by function)", cmp_match_name(m),
+			    path[llvm[0] ? 1 : 0]);
+		return;
+	}
+	for (size_t i = 0; i < c->n; i++)
+		matched += c->e[i].present[CMP_BASE] && c->e[i].present[CMP_TEST];
+	if (!matched && c->contexts[CMP_BASE] && c->contexts[CMP_TEST])
+		cli_warning(NULL, "no context of '%s' matches one of '%s' by %s: "
+			    "%s", path[0], path[1], cmp_match_name(m),
+			    llvm[0] != llvm[1] ? "an LLVM profile's functions are "
+			    "named by --binary (guid:HEX without), and it keeps "
+			    "only the profiled binary's frames" :
+			    "different programs or builds?");
+}
+
+/*
  * diff --format=svg: a differential flame graph of BASE and TEST, written
  * to co->output (through a temporary file) or to standard output.
  */
@@ -210,6 +245,7 @@ int cmp_cli_run(struct cmp_cli *co, const struct cli_command *cmd,
 		cli_fail(NULL, &err);
 		goto out;
 	}
+	warn_unmatched(&c, paths, co->ro.match);
 	if (diff && co->svg) {
 		diff->cmp = co->ro;
 		if ((rc = write_svg(co, &base, &test)))

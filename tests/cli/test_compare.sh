@@ -126,3 +126,21 @@ head -c 1000 "$S/grow1.profraw" >"$tmp/cut.profraw"
 "$MD" diff --fail-if=Bogus:+5% "$S/base.profraw" "$S/grow1.profraw" >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q "unknown metric 'Bogus'" "$tmp/err" &&
 	ok "an unknown metric in a gate is named" || notok "unknown metric: $(cat "$tmp/err")"
+
+# Comparisons that can hardly mean anything say so, and still report:
+# an LLVM indexed profile against ours by column (its frames keep line
+# offsets, no file names), and two programs with no context in common.
+"$MD" merge --format=llvm --no-progress -o "$tmp/base.llvm" $B "$S/base.profraw" 2>/dev/null
+"$MD" overlap $B "$S/base.profraw" "$tmp/base.llvm" >/dev/null 2>"$tmp/err"; r=$?
+[ $r -eq 0 ] && grep -q "base.llvm': an LLVM indexed profile, whose frames keep line offsets and no file names: by column none can match" "$tmp/err" &&
+	ok "ours against an LLVM file by column: a warning saying why nothing can match" ||
+	notok "LLVM side by column: status $r: $(cat "$tmp/err")"
+"$MD" overlap --match=function $B "$S/base.profraw" "$tmp/base.llvm" >/dev/null 2>"$tmp/err"
+! grep -q warning "$tmp/err" &&
+	ok "ours against an LLVM file by function, named by --binary: matched, no warning" ||
+	notok "LLVM side by function: $(cat "$tmp/err")"
+"$MD" diff --binary=tests/fixtures/basic.pie --binary=tests/fixtures/cxx.pie \
+	tests/fixtures/basic.pie.v4.profraw tests/fixtures/cxx.v4.profraw >/dev/null 2>"$tmp/err"; r=$?
+[ $r -eq 0 ] && grep -q "warning: no context of 'tests/fixtures/basic.pie.v4.profraw' matches one of 'tests/fixtures/cxx.v4.profraw' by column: different programs or builds?" "$tmp/err" &&
+	ok "two programs with nothing in common: a warning, the report still made" ||
+	notok "nothing in common: status $r: $(cat "$tmp/err")"
