@@ -1,6 +1,7 @@
 #!/bin/sh
 # Issue 16, item 9: text output escapes C1 and bidirectional controls as
-# well as C0; --binary=DIR says it is a directory; weighted sums that stop
+# well as C0; --binary=DIR says it is a directory, a truncated --binary
+# that it is truncated; weighted sums that stop
 # at 2^64 - 1 are warned about; a weight with blanks around it is refused
 # either way.
 set -u
