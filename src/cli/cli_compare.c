@@ -100,12 +100,13 @@ static int load_sides(struct view *v[2], const char *path[2],
 	v[0]->read.max_size = v[1]->read.max_size = so->max_input;
 	view_add_file_pair(v, path, rc, err);
 	for (i = 0; i < 2; i++) {
-		if (rc[i] ||
-		    ((v[i]->nraws || v[i]->nllvm) &&
-		     view_symbolize(v[i], sym, cli_sym_stack_flags(so), NULL,
-				    &err[i])))
+		if (rc[i])
 			goto fail;
 		view_set_frame_rules(v[i], &so->alloc, so->keep_runtime);
+		if ((v[i]->nraws || v[i]->nllvm) &&
+		    view_symbolize(v[i], sym, cli_sym_stack_flags(so), NULL,
+				   &err[i]))
+			goto fail;
 		if (expand && view_expand_all(v[i], &err[i]))
 			goto fail;
 	}

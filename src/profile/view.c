@@ -910,6 +910,8 @@ static enum mp_errcode name_guids(struct view *v, struct sym_ctx *sym,
 		rc = mp_fail(err, MP_E_NOMEM, NULL);
 	for (size_t i = 0; !rc && i < v->ncontexts; i++) {
 		struct view_context *c = &v->contexts[i];
+		uint32_t hidden = 0;
+		bool named = false;
 
 		for (uint32_t k = 0; c->frames && k < c->nframes; k++) {
 			struct mp_frame *f = &c->frames[k];
@@ -920,8 +922,24 @@ static enum mp_errcode name_guids(struct view *v, struct sym_ctx *sym,
 			    strncmp(f->function, "guid:", 5))
 				continue;
 			guid = strtoull(f->function + 5, NULL, 16);
-			if (ht_map_get(&g.map, guid, &idx))
-				f->function = g.names[idx - 1];
+			if (!ht_map_get(&g.map, guid, &idx))
+				continue;
+			f->function = g.names[idx - 1];
+			named = true;
+			/* std::allocator and kin, as in our indexed files. */
+			if (sym_is_alloc_library(f->function))
+				f->flags |= MP_FRAME_ALLOC_LIB;
+		}
+		/*
+		 * Named, the leading frames the rules hide go, as those of
+		 * raw and indexed inputs do (none when all would).
+		 */
+		while (named && hidden < c->nframes &&
+		       view_frame_hidden(v, &c->frames[hidden]))
+			hidden++;
+		if (hidden < c->nframes) {
+			c->frames += hidden;
+			c->nframes -= hidden;
 		}
 	}
 	ht_map_release(&g.map);

@@ -176,7 +176,9 @@ enum mp_errcode view_add_buf(struct view *v, const char *path,
  * outlive V), dropping the allocation runtime's leading frames and
  * cutting stacks at a PC in no segment as FLAGS (SYM_STACK_*) say, and
  * name the GUID frames of LLVM inputs by the functions of SYM's binaries
- * (a GUID no binary defines stays "guid:HEX").  STATS may be NULL.
+ * (a GUID no binary defines stays "guid:HEX"), dropping the leading named
+ * frames that the rules of view_set_frame_rules(), called before, hide.
+ * STATS may be NULL.
  */
 enum mp_errcode view_symbolize(struct view *v, struct sym_ctx *sym,
 			       unsigned flags, struct sym_stack_stats *stats,

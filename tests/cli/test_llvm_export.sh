@@ -181,6 +181,31 @@ if "$MD" show --binary=hc --binary=libhc.so llvm0.prof 2>err | grep -q '^      -
 else
 	notok "GUID names: $(cat err)"
 fi
+# Named by --binary, an LLVM file's contexts lose their leading allocator
+# frames (std::allocator and kin) as the raw profile's do in show: the
+# same first frames from llvm-profdata-19's file of the C++ fixture as
+# from its raw profile, and --alloc-function applies to them too.
+llvm-profdata-19 merge --profiled-binary "$ROOT/tests/fixtures/cxx.pie" "$ROOT/tests/fixtures/cxx.v4.profraw" \
+	-o cxxl.prof 2>/dev/null
+"$MD" show --format=json --binary="$ROOT/tests/fixtures/cxx.pie" cxxl.prof >cxxl.json 2>err
+"$MD" show --format=json --binary="$ROOT/tests/fixtures/cxx.pie" "$ROOT/tests/fixtures/cxx.v4.profraw" >cxxr.json 2>/dev/null
+"$MD" show --format=json --binary="$ROOT/tests/fixtures/cxx.pie" --alloc-function='*_Vector_base*' \
+	cxxl.prof >cxxa.json 2>>err
+if python3 - cxxl.json cxxr.json cxxa.json <<'PY' 2>>err
+import json, sys
+def firsts(path):
+    return sorted(tuple(f.get("demangled", f.get("function")) for f in c["frames"][:2])
+                  for c in json.load(open(path))["contexts"] if c["frames"] and c["frames"][0].get("function"))
+l, r, a = firsts(sys.argv[1]), firsts(sys.argv[2]), firsts(sys.argv[3])
+assert len(l) == 3 and l == [x for x in r if x in l], (l, r)
+assert any(x[0].startswith("std::_Vector_base<int") for x in l), l
+assert not any("_Vector_base" in x[0] for x in a) and len(a) == 3, a
+PY
+then
+	ok "show --binary of an LLVM file drops the leading allocator frames as for raw stacks, --alloc-function too"
+else
+	notok "LLVM file's allocator frames: $(tail -c 400 err)"
+fi
 # overlap and diff read LLVM files too: one run's against eight runs'.
 # shellcheck disable=SC2086
 "$MD" merge --format=llvm --no-progress -o ours8.prof --binary=hc $eight 2>/dev/null
