@@ -206,6 +206,10 @@ static uint64_t location_id(struct pprof *p, const struct mp_frame *f,
 
 			pb_uint(&line, 1, function_id(p, &f[k]));
 			pb_uint(&line, 2, f[k].line);
+			/* Line.column (pprof since 2023; older readers skip
+			 * it): without it, two calls on one line are one. */
+			if (f[k].column)
+				pb_uint(&line, 3, f[k].column);
 			p->failed |= line.oom;
 			pb_sub(&msg, 4, line.d, line.n);
 			free(line.d);

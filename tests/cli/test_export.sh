@@ -114,6 +114,61 @@ else
 	notok "pprof labels (samples, alloc_type, size): $(cat labels)"
 fi
 
+# Each location's lines carry the frames' columns (Line.column, field 3):
+# the (function, line, column) of every line in the file are those show
+# prints for the same profile.
+"$MD" show --format=json --binary="$FX/cxx.pie" "$FX/cxx.v4.profraw" >c.json 2>/dev/null
+if python3 - c.pb.gz c.json <<'PY' 2>err
+import gzip, json, sys
+
+def fields(b):
+    i = 0
+    while i < len(b):
+        key = v = 0
+        shift = 0
+        while True:
+            x = b[i]; i += 1; key |= (x & 0x7f) << shift; shift += 7
+            if x < 0x80: break
+        f, t = key >> 3, key & 7
+        if t == 0:
+            shift = 0
+            while True:
+                x = b[i]; i += 1; v |= (x & 0x7f) << shift; shift += 7
+                if x < 0x80: break
+            yield f, v
+        elif t == 2:
+            n = shift = 0
+            while True:
+                x = b[i]; i += 1; n |= (x & 0x7f) << shift; shift += 7
+                if x < 0x80: break
+            yield f, b[i:i + n]; i += n
+        else:
+            raise ValueError("wire type %d" % t)
+
+prof = gzip.open(sys.argv[1]).read()
+strings, funcs, lines = [], {}, set()
+for f, v in fields(prof):
+    if f == 6:
+        strings.append(v.decode())
+    elif f == 5:
+        d = dict(fields(v)); funcs[d[1]] = d.get(3, d.get(2, 0))  # system_name: the linkage name
+    elif f == 4:
+        for g, w in fields(v):
+            if g == 4:
+                d = dict(fields(w)); lines.add((d[1], d.get(2, 0), d.get(3, 0)))
+got = {(strings[funcs[fid]], ln, col) for fid, ln, col in lines}
+want = {(fr["function"], fr["line"], fr["column"])
+        for c in json.load(open(sys.argv[2]))["contexts"] for fr in c["frames"]
+        if fr.get("function") and fr.get("line")}
+assert got == want, (sorted(got - want), sorted(want - got))
+assert any(col for _, _, col in got), got
+PY
+then
+	ok "pprof lines carry the frames' columns, as show prints them"
+else
+	notok "pprof columns: $(tail -c 400 err)"
+fi
+
 # --value picks the field; the leaf is last.
 "$MD" merge --no-progress --format=folded --value=allocs -o a.folded \
 	--binary="$FX/cxx.pie" "$FX/cxx.v4.profraw" 2>/dev/null
