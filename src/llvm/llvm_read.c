@@ -565,8 +565,10 @@ static enum mp_errcode check_other_sections(const struct llvm_file *f,
 		names = get64(f, off + 8);
 		off += 16;
 		if (names > (f->size - off) / 8)
-			return section_fits(f, off, UINT64_MAX,
-					    "a temporal trace's names", err);
+			return mp_fail(err, MP_E_TRUNCATED, "a temporal trace "
+				       "at offset 0x%" PRIx64 " claims %" PRIu64
+				       " names, past the end of the file (%zu "
+				       "bytes)", off - 16, names, f->size);
 		off += names * 8;
 	}
 	return MP_OK;

@@ -641,7 +641,9 @@ static enum mp_errcode check_whole(Elf *elf, const GElf_Ehdr *eh,
 		what = "the section headers";
 		end = eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize;
 	}
-	for (size_t i = 0; !what && elf_getphdrnum(elf, &n) == 0 && i < n; i++)
+	if (elf_getphdrnum(elf, &n) != 0)
+		n = 0;		/* read_phdrs() says why */
+	for (size_t i = 0; !what && i < n; i++)
 		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
 		    !in_file(ph.p_offset, ph.p_filesz, size)) {
 			what = "a loadable segment";

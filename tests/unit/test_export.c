@@ -238,7 +238,7 @@ START_TEST(temporal_traces_must_fit)
 	ck_assert_int_eq(llvm_open(&f, b, n + 56, &err), MP_OK);
 	for (len = n; len < n + 56; len++)
 		ck_assert_int_eq(llvm_open(&f, b, len, &err), MP_E_TRUNCATED);
-	ck_assert_ptr_nonnull(strstr(err.detail, "runs past the end"));
+	ck_assert_ptr_nonnull(strstr(err.detail, "past the end of the file"));
 	/* A count of names no file holds: refused, not read past. */
 	put_le64(b + n + 24, UINT64_MAX / 4);
 	ck_assert_int_eq(llvm_open(&f, b, n + 56, &err), MP_E_TRUNCATED);
