@@ -105,10 +105,15 @@ struct sym_range {
 
 /*
  * A compile unit: its DIE and the ranges of its subprograms, sorted by lo,
- * collected on first use.
+ * collected on first use.  In split DWARF (-gsplit-dwarf) the unit's DIE
+ * in the binary is a skeleton holding its address ranges and line table,
+ * and its subprograms are in a .dwo file: SCOPE is that split unit's DIE,
+ * and DW the Dwarf its offsets belong to.  Otherwise SCOPE is DIE.
  */
 struct sym_cu {
 	Dwarf_Die die;
+	Dwarf_Die scope;
+	Dwarf *dw;
 	struct sym_range *r;
 	size_t n;
 	struct sym_fn *fns;
@@ -156,6 +161,8 @@ struct sym_module {
 	bool warned_nomatch;
 	bool warned_untrusted;	/* its DWARF was found corrupt, and said */
 	bool warned_nodwarf;	/* "no DWARF" said */
+	bool split;		/* has split DWARF units: never cached */
+	bool warned_nodwo;	/* "split DWARF file not found" said */
 	uint8_t distrust;	/* why none of its DWARF can be trusted */
 	uint64_t untrusted;	/* addresses left unsymbolized for that */
 	int dwarf;		/* -1 not yet known, 0 none, 1 present */
@@ -1353,7 +1360,8 @@ static bool cu_build(struct sym_cu *cu)
 
 	if (cu->built)
 		return true;
-	collect_ranges(&b, &cu->die, 0);
+	if (cu->dw)
+		collect_ranges(&b, &cu->scope, 0);
 	if (b.nomem) {
 		free(b.r);
 		free(b.fns);
@@ -1398,11 +1406,23 @@ static bool index_cus(struct sym_module *m)
 
 	while ((r = dwarf_get_units(m->dw, cu, &cu, &version, &type, &cudie,
 				    &subdie)) == 0) {
-		if (type != DW_UT_compile && type != DW_UT_partial)
+		if (type != DW_UT_compile && type != DW_UT_partial &&
+		    type != DW_UT_skeleton)
 			continue;
 		if (!MP_GROW(m->cus, acus, m->ncus + 1))
 			return false;
-		m->cus[m->ncus] = (struct sym_cu){ .die = cudie, .version = version };
+		m->cus[m->ncus] = (struct sym_cu){ .die = cudie, .scope = cudie,
+						   .dw = m->dw,
+						   .version = version };
+		if (type == DW_UT_skeleton) {
+			/* Without its .dwo, a skeleton still has lines. */
+			m->split = true;
+			m->cus[m->ncus].dw = NULL;
+			if (dwarf_tag(&subdie) == DW_TAG_compile_unit) {
+				m->cus[m->ncus].scope = subdie;
+				m->cus[m->ncus].dw = dwarf_cu_getdwarf(subdie.cu);
+			}
+		}
 		off = 0;
 		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
 			if (lo >= hi)
@@ -1473,6 +1493,30 @@ static void no_dwarf(struct sym_ctx *ctx, struct sym_module *m)
  * debug file, whose sections are compressed, libdw inflates them all
  * here, tens of milliseconds.  Touches M alone (sym_open_dwarf()).
  */
+/*
+ * Say once per module that a split unit's .dwo file was not found: its
+ * addresses get their lines from the skeleton and their names from ELF
+ * symbols, without inlined frames.
+ */
+static void no_dwo(struct sym_ctx *ctx, struct sym_module *m,
+		   struct sym_cu *cu, const char *comp_dir)
+{
+	Dwarf_Attribute attr;
+	const char *dwo;
+
+	if (m->warned_nodwo)
+		return;
+	m->warned_nodwo = true;
+	dwo = dwarf_formstring(dwarf_attr(&cu->die, DW_AT_dwo_name, &attr));
+	if (!dwo)	/* DWARF 4's GNU extension */
+		dwo = dwarf_formstring(dwarf_attr(&cu->die, DW_AT_GNU_dwo_name,
+						  &attr));
+	warn(ctx, "'%s': split DWARF file '%s' not found (looked in '%s' and "
+	     "beside the binary); its functions are named by ELF symbols, "
+	     "without inlined frames", m->path, dwo ? dwo : "?",
+	     comp_dir ? comp_dir : "?");
+}
+
 static void open_dwarf(struct sym_module *m)
 {
 	if (m->dw_tried)
@@ -1543,19 +1587,12 @@ enum mp_errcode sym_foreach_function(struct sym_ctx *ctx,
 
 	for (size_t i = 0; i < ctx->nmods; i++) {
 		struct sym_module *m = ctx->mods[i];
-		Dwarf_Off off = 0, next;
-		size_t hsize;
 
 		if (!module_has_dwarf(ctx, m, &nomem))
 			continue;
-		while (dwarf_nextcu(m->dw, off, &next, &hsize, NULL, NULL,
-				    NULL) == 0) {
-			Dwarf_Die cu;
-
-			if (dwarf_offdie(m->dw, off + hsize, &cu))
-				dwarf_getfuncs(&cu, name_one, &w, 0);
-			off = next;
-		}
+		for (size_t k = 0; k < m->ncus; k++)
+			if (m->cus[k].dw)
+				dwarf_getfuncs(&m->cus[k].scope, name_one, &w, 0);
 	}
 	return nomem ? mp_fail(err, MP_E_NOMEM, NULL) : MP_OK;
 }
@@ -2040,6 +2077,8 @@ static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
 	}
 	a = da - m->dwbias;
 	comp_dir = dwarf_formstring(dwarf_attr(&cu->die, DW_AT_comp_dir, &attr));
+	if (!cu->dw)
+		no_dwo(ctx, m, cu, comp_dir);
 	loc = line_loc(ctx, cu, a, comp_dir, &nomem);
 	if (!cu_build(cu))
 		return false;
@@ -2048,7 +2087,7 @@ static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
 		struct sym_fn *fn = &cu->fns[r->fn];
 		int32_t node;
 
-		if (!fn->built && !fn_build(fn, m->dw))
+		if (!fn->built && !fn_build(fn, cu->dw))
 			return false;
 		/* The chain from the innermost scope out to the subprogram. */
 		for (node = (int32_t)fn_find(fn, a); node >= 0 && depth < MAX_SCOPE_DEPTH;
@@ -2068,7 +2107,7 @@ static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
 	for (size_t k = 0; k < depth; k++) {
 		tag = nodes[k]->tag;
 		if ((tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram) ||
-		    !dwarf_offdie(m->dw, nodes[k]->off, &die))
+		    !dwarf_offdie(cu->dw, nodes[k]->off, &die))
 			continue;
 		f = loc;
 		name = die_name(&die);
@@ -2113,7 +2152,7 @@ static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
  * which no contents match), sparing the cold run the hashing.
  */
 /* Change it whenever symbolize() may answer differently: old entries go. */
-#define SYM_RULES "memprof-data sym 1"
+#define SYM_RULES "memprof-data sym 2"
 
 static void fp_mix(uint64_t h[2], const void *p, size_t n)
 {
@@ -2382,7 +2421,8 @@ static void cache_save(struct sym_ctx *ctx, int32_t module)
 	size_t nitems = 0, nrecs = 0, of = 0, k = 0;
 	struct mp_err err;
 
-	if (!m->cache_dirty || m->dwarf < 0 || !key_held(m))
+	/* A split unit's answers depend on its .dwo file, not in the key. */
+	if (!m->cache_dirty || m->dwarf < 0 || m->split || !key_held(m))
 		return;
 	for (size_t i = 0; i < ctx->nentries; i++)
 		nitems += ctx->entries[i].module == module;

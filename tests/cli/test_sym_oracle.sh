@@ -74,6 +74,23 @@ $FIX/libfixture.so 1
 $FIX/basic.clang14 11
 EOF
 cut -f1 "$tmp/profpairs" | grep '^/usr/lib/debug/' | sort -u | sed 's/$/ 97/' >>"$tmp/sweeps"
+# Split DWARF, 5 and 4: the skeletons in the binary, the functions and
+# inlined frames in a .dwo per unit, found through DW_AT_comp_dir.
+if command -v clang++-19 >/dev/null 2>&1; then
+	for v in 5 4; do
+		if (cd "$tmp" && clang++-19 -O2 -gdwarf-$v -gsplit-dwarf \
+			-o split$v "$OLDPWD/tests/cli/src/split_main.cc" \
+			"$OLDPWD/tests/cli/src/split_lib.cc") 2>"$tmp/err"; then
+			echo "$tmp/split$v 1" >>"$tmp/sweeps"
+		else
+			echo "not ok - clang++-19 -gdwarf-$v -gsplit-dwarf: $(cat "$tmp/err")"
+			status=1
+		fi
+	done
+elif [ -n "${CI:-}" ]; then
+	echo "not ok - clang++-19 is not installed (CI runs every oracle test)"
+	status=1
+fi
 cp "$tmp/profpairs" "$tmp/pairs"
 while read -r mod step; do
 	"$DUMP" -l "$step" "$mod" | sed "s|^|$mod	|" >>"$tmp/pairs"
