@@ -156,6 +156,9 @@ bool cli_sym_option(struct cli_sym *o, int c, const char *arg)
 	case OPT_KEEP_BAD_FRAMES:
 		o->keep_bad_frames = true;
 		return true;
+	case OPT_NO_SYSTEM_LIBRARIES:
+		o->no_system_libs = true;
+		return true;
 	case OPT_NO_SYMBOL_CACHE:
 		o->no_symbol_cache = true;
 		return true;
@@ -234,6 +237,8 @@ int cli_sym_setup(struct cli_sym *o, struct sym_ctx *sym)
 	opt.warn = o->nbinaries || o->strict ? print_warning : NULL;
 	opt.warn_arg = o;
 	opt.strict = o->strict;
+	if (!o->no_system_libs)
+		opt.libs_cache = "/etc/ld.so.cache";
 	if (!o->no_symbol_cache)
 		opt.cache_dir = o->cache_dir = symbol_cache_dir();
 	if (o->nalloc_globs) {

@@ -60,7 +60,8 @@ int cli_finish_stdout(int rc);
 enum {
 	OPT_BINARY = 0x100, OPT_DEBUG_DIR, OPT_STRICT, OPT_KEEP_RUNTIME,
 	OPT_ALLOC_FUNCTION, OPT_NO_DEMANGLE, OPT_MAX_INPUT_SIZE,
-	OPT_KEEP_BAD_FRAMES, OPT_NO_SYMBOL_CACHE, OPT__NEXT
+	OPT_KEEP_BAD_FRAMES, OPT_NO_SYMBOL_CACHE, OPT_NO_SYSTEM_LIBRARIES,
+	OPT__NEXT
 };
 #define CLI_SYM_LONGOPTS                                                  \
 	{ "binary", required_argument, NULL, OPT_BINARY },                \
@@ -70,7 +71,8 @@ enum {
 	{ "alloc-function", required_argument, NULL, OPT_ALLOC_FUNCTION }, \
 	{ "max-input-size", required_argument, NULL, OPT_MAX_INPUT_SIZE }, \
 	{ "keep-bad-frames", no_argument, NULL, OPT_KEEP_BAD_FRAMES },    \
-	{ "no-symbol-cache", no_argument, NULL, OPT_NO_SYMBOL_CACHE }
+	{ "no-symbol-cache", no_argument, NULL, OPT_NO_SYMBOL_CACHE },    \
+	{ "no-system-libraries", no_argument, NULL, OPT_NO_SYSTEM_LIBRARIES }
 #define CLI_SYM_HELP                                                      \
 	"  --binary=PATH  an executable or shared library of the profiled\n" \
 	"                 process, matched by build id (repeatable)\n"       \
@@ -87,7 +89,9 @@ enum {
 	"                 segment (garbage past code without frame pointers)\n" \
 	"  --no-symbol-cache  neither read nor write the symbol cache\n"     \
 	"                 ($XDG_CACHE_HOME/memprof-data/symbols, else\n"    \
-	"                 ~/.cache/memprof-data/symbols)\n"
+	"                 ~/.cache/memprof-data/symbols)\n"                \
+	"  --no-system-libraries  do not look for a module's build id among\n" \
+	"                 the libraries /etc/ld.so.cache lists\n"
 
 #include "symbolize/sym.h"
 
@@ -103,6 +107,7 @@ struct cli_sym {
 	bool strict, keep_runtime;
 	bool keep_bad_frames;	/* --keep-bad-frames */
 	bool no_symbol_cache;	/* --no-symbol-cache */
+	bool no_system_libs;	/* --no-system-libraries */
 	char *cache_dir;	/* the symbol cache's directory, or NULL */
 	uint64_t max_input;	/* --max-input-size; 0: the default */
 	const char *bad_max_input;	/* an unreadable --max-input-size */

@@ -23,7 +23,7 @@ const struct cli_command cli_cmd_diff = {
 		    "[--per-context] [--fail-on-flip] [--cold-density=X] "
 		    "[--cold-lifetime=S] [--hot-density=X] [--binary=PATH]... "
 		    "[--debug-dir=DIR]... [--strict] [--keep-runtime] "
-		    "[--alloc-function=GLOB]... [--max-input-size=SIZE] [--keep-bad-frames] [--no-symbol-cache] "
+		    "[--alloc-function=GLOB]... [--max-input-size=SIZE] [--keep-bad-frames] [--no-symbol-cache] [--no-system-libraries] "
 		    "[--no-demangle] BASE TEST",
 };
 

@@ -27,7 +27,7 @@ const struct cli_command cli_cmd_merge = {
 		    "[--input-files=LIST]... [-j N] "
 		    "[--failure-mode=any|all|warn] [--strict] "
 		    "[--keep-runtime] [--alloc-function=GLOB]... "
-		    "[--max-input-size=SIZE] [--keep-bad-frames] [--no-symbol-cache] [--no-progress] "
+		    "[--max-input-size=SIZE] [--keep-bad-frames] [--no-symbol-cache] [--no-system-libraries] [--no-progress] "
 		    "[--format=memprof|llvm|pprof|folded|svg] [--llvm-header=8|12] "
 		    "[--llvm-memprof-version=3|0] [--llvm-full-schema] "
 		    "[--value=bytes|allocs|accesses|lifetime] [--no-demangle] "

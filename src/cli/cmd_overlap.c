@@ -20,7 +20,7 @@ const struct cli_command cli_cmd_overlap = {
 		    "[--match=column|line|function] [--function=NAME] [--top=N] "
 		    "[--cold-density=X] [--cold-lifetime=S] [--hot-density=X] "
 		    "[--binary=PATH]... [--debug-dir=DIR]... [--strict] "
-		    "[--keep-runtime] [--alloc-function=GLOB]... [--max-input-size=SIZE] [--keep-bad-frames] [--no-symbol-cache] [--no-demangle] BASE TEST",
+		    "[--keep-runtime] [--alloc-function=GLOB]... [--max-input-size=SIZE] [--keep-bad-frames] [--no-symbol-cache] [--no-system-libraries] [--no-demangle] BASE TEST",
 };
 
 int cmd_overlap(int argc, char **argv)

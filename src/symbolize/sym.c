@@ -329,6 +329,7 @@ void sym_release(struct sym_ctx *ctx)
 	free(ctx->strs);
 	ht_release(&ctx->str_ht);
 	free(ctx->scratch);
+	sym_libs_release(&ctx->libs);
 	mp_arena_release(&ctx->arena);
 	memset(ctx, 0, sizeof(*ctx));
 	ctx->main = -1;
@@ -804,6 +805,32 @@ enum mp_errcode sym_add_binary(struct sym_ctx *ctx, const char *path,
  * The module for a build id no binary was registered with: a file found by
  * it in the debug directories, or -1.  The answer is remembered either way.
  */
+/* A library of this system with B's build id, as a module, or -1. */
+static int32_t find_library(struct sym_ctx *ctx, struct sym_bid *b)
+{
+	struct sym_module *m;
+	struct mp_err err;
+	const char *path;
+	int32_t idx;
+
+	if (!ctx->opt.libs_cache ||
+	    sym_libs_load(&ctx->libs, ctx->opt.libs_cache, &err) ||
+	    !(path = sym_libs_find(&ctx->libs, b->id, b->size)) ||
+	    module_open(ctx, path, true, &m, &err))
+		return -1;
+	/* The file may have been replaced since the cache was read. */
+	if (m->build_id_size != b->size ||
+	    memcmp(m->build_id, b->id, b->size) != 0) {
+		module_free(m);
+		return -1;
+	}
+	/* Stripped, as distributions ship them: not worth a warning. */
+	m->warned_nodwarf = true;
+	if (module_push(ctx, m, &idx, &err))
+		return -1;
+	return idx;
+}
+
 static int32_t find_by_build_id(struct sym_ctx *ctx, struct sym_bid *b)
 {
 	char hex[2 * RAW_BUILD_ID_MAX + 1], path[PATH_MAX];
@@ -835,7 +862,7 @@ static int32_t find_by_build_id(struct sym_ctx *ctx, struct sym_bid *b)
 			return idx;
 		}
 	}
-	return -1;
+	return find_library(ctx, b);
 }
 
 /* ---- mapping PCs --------------------------------------------------------- */

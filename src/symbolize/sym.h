@@ -43,7 +43,9 @@
  * a build id that no registered binary has, the debug directories are
  * searched for DIR/.build-id/xx/rest, then DIR/.build-id/xx/rest.debug, and
  * a file found there becomes a module too (so libc's frames are symbolized
- * on a system with libc6-dbg).  Version 1 and 2 profiles carry no build id:
+ * on a system with libc6-dbg); then, with opt.libs_cache, the libraries
+ * the dynamic loader's cache lists (a stripped libstdc++ is named by its
+ * exported symbols).  Version 1 and 2 profiles carry no build id:
  * the first registered binary is the main executable, and it owns the
  * leading segments of the map whose file offset and size fit one of its
  * executable PT_LOADs; frames in other segments stay unsymbolized.
@@ -154,6 +156,12 @@ struct sym_options {
 	 * above), or NULL for none; must outlive the context.
 	 */
 	const char *cache_dir;
+	/*
+	 * The dynamic loader's cache (/etc/ld.so.cache) in which to find, by
+	 * build id, a library no binary and no debug directory has, or NULL
+	 * for none (sym_libs.c).
+	 */
+	const char *libs_cache;
 };
 
 /* One logical frame: a function, or a function inlined into its caller. */
@@ -223,6 +231,35 @@ struct sym_entry;
 struct sym_str;
 
 /* All fields are private; read them through the functions below. */
+/* The libraries the loader's cache lists, by build id (sym_libs.c). */
+struct sym_lib {
+	uint8_t id[RAW_BUILD_ID_MAX];
+	uint32_t size;		/* 0: not read yet, or none */
+	const char *path;	/* into sym_libs.buf */
+};
+
+struct sym_libs {
+	uint8_t *buf;		/* the cache file */
+	struct sym_lib *v;	/* its libraries, most likely first */
+	size_t n, nread;	/* v[0..nread) have their build ids read */
+	bool loaded;		/* sym_libs_load() called */
+};
+
+/*
+ * Read the loader's cache CACHE: the libraries it lists, once.  A cache
+ * that cannot be read or is not glibc's current format gives none: only
+ * running out of memory is an error.
+ */
+enum mp_errcode sym_libs_load(struct sym_libs *L, const char *cache,
+			      struct mp_err *err);
+/*
+ * The path of the library with build id ID, or NULL; reads build ids
+ * down the list until it is found, each library once in all.
+ */
+const char *sym_libs_find(struct sym_libs *L, const uint8_t *id,
+			  uint32_t size);
+void sym_libs_release(struct sym_libs *L);
+
 struct sym_ctx {
 	struct sym_options opt;
 	int32_t main;			/* first binary added, or -1 */
@@ -246,6 +283,7 @@ struct sym_ctx {
 	size_t ascratch;
 	struct mp_arena arena;		/* strings and frame arrays */
 	struct sym_stats stats;
+	struct sym_libs libs;		/* opt.libs_cache's, read on first need */
 };
 
 /* Set up CTX with OPT (copied; NULL = defaults).  Allocates nothing. */

@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -997,6 +998,145 @@ START_TEST(dwarf_read_beside)
 }
 END_TEST
 
+/* ---- libraries found through the loader's cache ------------------------- */
+
+/* Write a glibc-ld.so.cache1.1 file listing PATHS (values and keys). */
+static void write_ld_cache(const char *file, const char *const *paths,
+			   size_t n, uint32_t nlibs_field, uint32_t bad_value)
+{
+	unsigned char head[48] = "glibc-ld.so.cache1.1";
+	size_t strs = 48 + 24 * n, off = strs;
+	FILE *f = fopen(file, "wb");
+
+	ck_assert_ptr_nonnull(f);
+	memcpy(head + 20, &nlibs_field, 4);
+	fwrite(head, 1, sizeof(head), f);
+	for (size_t i = 0; i < n; i++) {
+		int32_t flags = 0x303;
+		uint32_t v = bad_value ? bad_value : (uint32_t)off, zero = 0;
+		uint64_t hwcap = 0;
+
+		fwrite(&flags, 4, 1, f);
+		fwrite(&v, 4, 1, f);	/* key: the same string will do */
+		fwrite(&v, 4, 1, f);
+		fwrite(&zero, 4, 1, f);
+		fwrite(&hwcap, 8, 1, f);
+		off += strlen(paths[i]) + 1;
+	}
+	for (size_t i = 0; i < n; i++)
+		fwrite(paths[i], 1, strlen(paths[i]) + 1, f);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* The PCs of basic.pie.v4.profraw in libfixture: how many map, and where. */
+static void lib_pcs(const char *cache, size_t *mapped, size_t *unmapped,
+		    char *path, size_t size)
+{
+	struct sym_options opt = { .no_default_debug_dir = true,
+				   .libs_cache = cache };
+	struct sym_module_info info;
+	struct mp_err err = { 0 };
+	struct sym_ctx sym;
+	struct sym_addr a;
+	struct raw_file rf;
+
+	uint8_t id[RAW_BUILD_ID_MAX];
+	uint32_t id_size;
+
+	/* libfixture.so's build id, to know its segment by. */
+	sym_init(&sym, NULL);
+	add(&sym, FIX "libfixture.so");
+	ck_assert(sym_module_info(&sym, 0, &info));
+	id_size = info.build_id_size;
+	ck_assert_uint_ge(id_size, 2);
+	memcpy(id, info.build_id, id_size);
+	sym_release(&sym);
+
+	*mapped = *unmapped = 0;
+	sym_init(&sym, &opt);
+	add(&sym, FIX "basic.pie");
+	load(&rf, FIX "basic.pie.v4.profraw");
+	for (size_t i = 0; i < rf.ncontexts; i++)
+		for (uint32_t k = 0; k < rf.contexts[i].npcs; k++) {
+			const struct raw_segment *s;
+
+			ck_assert_int_eq(sym_map_pc(&sym, &rf.profiles[0],
+						    rf.contexts[i].pcs[k], &a,
+						    &err), MP_OK);
+			if (a.segment < 0)
+				continue;
+			s = &rf.profiles[0].segments[a.segment];
+			if (s->build_id_size != id_size ||
+			    memcmp(s->build_id, id, id_size) != 0)
+				continue;
+			if (a.module > 0) {
+				ck_assert(sym_module_info(&sym, a.module, &info));
+				snprintf(path, size, "%s", info.path);
+				(*mapped)++;
+			} else {
+				(*unmapped)++;
+			}
+		}
+	raw_file_release(&rf);
+	sym_release(&sym);
+}
+
+START_TEST(loader_cache)
+{
+	char cache[128], lib[128], fifo[128], junk[128], dir[128], cmd[1024];
+	char path[PATH_MAX] = "";
+	size_t mapped, unmapped;
+
+	make_tmpdir();
+	snprintf(cache, sizeof(cache), "%s/ld.so.cache", tmpdir);
+	snprintf(lib, sizeof(lib), "%s/libfixture.so", tmpdir);
+	snprintf(fifo, sizeof(fifo), "%s/fifo.so", tmpdir);
+	snprintf(junk, sizeof(junk), "%s/junk.so", tmpdir);
+	snprintf(dir, sizeof(dir), "%s/dir.so", tmpdir);
+	snprintf(cmd, sizeof(cmd), "cp " FIX "libfixture.so '%s' && mkfifo '%s' "
+		 "&& mkdir '%s' && echo not ELF >'%s'", lib, fifo, dir, junk);
+	run(cmd);
+	/* A FIFO (must not block), a directory and a text file first. */
+	{
+		const char *paths[] = { fifo, dir, junk, "relative/lib.so", lib, lib };
+
+		write_ld_cache(cache, paths, 6, 6, 0);
+		lib_pcs(cache, &mapped, &unmapped, path, sizeof(path));
+		ck_assert_uint_gt(mapped, 0);
+		ck_assert_uint_eq(unmapped, 0);
+		ck_assert_str_eq(path, lib);
+	}
+	/* Without the cache: those PCs have no binary. */
+	lib_pcs(NULL, &mapped, &unmapped, path, sizeof(path));
+	ck_assert_uint_eq(mapped, 0);
+	ck_assert_uint_gt(unmapped, 0);
+	/* Hostile caches find nothing and break nothing. */
+	{
+		const char *paths[] = { lib };
+		const uint32_t nlibs[] = { 1, 0xffffffffu, 1, 1 };
+		const uint32_t value[] = { 0, 0, 70000, 12 };
+
+		for (size_t i = 0; i < 4; i++) {
+			write_ld_cache(cache, paths, 1, nlibs[i], value[i]);
+			if (i == 0) {	/* the path's NUL cut off */
+				snprintf(cmd, sizeof(cmd), "truncate -s -1 '%s'", cache);
+				run(cmd);
+			}
+			lib_pcs(cache, &mapped, &unmapped, path, sizeof(path));
+			ck_assert_msg(mapped == 0 && unmapped > 0, "case %zu", i);
+		}
+		write_ld_cache(cache, paths, 1, 1, 0);
+		snprintf(cmd, sizeof(cmd), "truncate -s 40 '%s'", cache);
+		run(cmd);
+		lib_pcs(cache, &mapped, &unmapped, path, sizeof(path));
+		ck_assert(mapped == 0 && unmapped > 0);
+		lib_pcs(tmpdir, &mapped, &unmapped, path, sizeof(path));
+		ck_assert(mapped == 0 && unmapped > 0);
+	}
+	remove_tmpdir();
+}
+END_TEST
+
 START_TEST(persistent_cache)
 {
 	static const char *const bins[] = { FIX "basic.pie", FIX "libfixture.so", NULL };
@@ -1245,6 +1385,7 @@ static Suite *sym_suite(void)
 	tcase_add_test(t, truncated_binary);
 	tcase_add_test(t, debuglink);
 	tcase_add_test(t, build_id_debug_dir);
+	tcase_add_test(t, loader_cache);
 	tcase_add_test(t, persistent_cache);
 	tcase_add_test(t, dwarf_read_beside);
 	tcase_add_test(t, persistent_cache_debug_file_later);
