@@ -1,6 +1,6 @@
 // Two translation units built with -gsplit-dwarf: each unit's functions,
 // inlined frames included, are in a .dwo file of its own, and the binary
-// keeps only skeleton units with the line table.  tests/cli/test_split_dwarf.sh
+// keeps only skeleton units with the line table.  tests/cli/test_dwarf_forms.sh
 // and tests/cli/test_sym_oracle.sh build it so.
 #include <map>
 #include <string>
