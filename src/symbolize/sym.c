@@ -162,6 +162,7 @@ struct sym_module {
 	bool warned_untrusted;	/* its DWARF was found corrupt, and said */
 	bool warned_nodwarf;	/* "no DWARF" said */
 	bool split;		/* has split DWARF units: never cached */
+	char *zstd_why;		/* why its zstd-compressed DWARF is unread */
 	bool warned_nodwo;	/* "split DWARF file not found" said */
 	uint8_t distrust;	/* why none of its DWARF can be trusted */
 	uint64_t untrusted;	/* addresses left unsymbolized for that */
@@ -303,6 +304,7 @@ static void module_free(struct sym_module *m)
 	sym_cache_file_release(&m->cache);
 	free(m->path);
 	free(m->dbgpath);
+	free(m->zstd_why);
 	free(m);
 }
 
@@ -516,9 +518,47 @@ static int debuglink_find(Dwfl_Module *mod, const char *dbgpath,
 }
 
 /*
+ * The separate debug file of M found by build id, DIR/.build-id/xx/rest.debug
+ * in the first debug directory that has one, as libdwfl looks; -1 if none.
+ * *FOUND gets its path.
+ */
+static int build_id_debug_file(struct sym_module *m, char **found)
+{
+	char hex[2 * RAW_BUILD_ID_MAX + 1], path[PATH_MAX];
+	const char *d, *end;
+	int fd;
+
+	if (m->build_id_size < 3)
+		return -1;
+	mp_hex(m->build_id, m->build_id_size, hex, sizeof(hex));
+	for (d = m->dbgpath; d && *d; d = *end ? end + 1 : end) {
+		end = strchr(d, ':');
+		if (!end)
+			end = d + strlen(d);
+		if (*d == '+' || *d == '-')
+			d++;
+		if (d >= end || *d != '/' ||
+		    !path_fmt(path, sizeof(path), "%.*s/.build-id/%.2s/%s.debug",
+			      (int)(end - d), d, hex, hex + 2))
+			continue;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (debug_file_matches(m->mod, fd, 0) && (*found = strdup(path)))
+			return fd;
+		close(fd);
+		break;
+	}
+	return -1;
+}
+
+/*
  * libdwfl's find_debuginfo: by build id in the debug directories, then by
  * .gnu_debuglink.  Not dwfl_standard_find_debuginfo: that one falls back
- * to debuginfod, i.e. the network, whenever DEBUGINFOD_URLS is set.
+ * to debuginfod, i.e. the network, whenever DEBUGINFOD_URLS is set.  Nor
+ * dwfl_build_id_find_debuginfo: it keeps an Elf of the file it opens,
+ * which libdwfl then reads instead of the descriptor returned, and that
+ * must be an inflated copy when the file's DWARF is compressed with zstd.
  */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata,
 			  const char *modname, Dwarf_Addr base,
@@ -528,12 +568,25 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata,
 	struct sym_module *m = *userdata;
 	int fd;
 
-	fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base,
-					  file_name, debuglink, crc, found);
-	if (fd >= 0 || !debuglink || !file_name || !m)
-		return fd;
-	return debuglink_find(mod, m->dbgpath, file_name, debuglink, crc,
-			      found);
+	(void)modname;
+	(void)base;
+	fd = m ? build_id_debug_file(m, found) : -1;
+	if (fd < 0 && debuglink && file_name && m)
+		fd = debuglink_find(mod, m->dbgpath, file_name, debuglink, crc,
+				    found);
+	if (fd >= 0) {
+		/* A debug file with DWARF compressed with zstd, too. */
+		struct mp_err zerr;
+		int zfd = sym_zstd_inflate(fd, &zerr);
+
+		if (zfd >= 0) {
+			close(fd);
+			fd = zfd;
+		} else if (zerr.code && m && !m->zstd_why) {
+			m->zstd_why = strdup(zerr.detail);
+		}
+	}
+	return fd;
 }
 
 /* We always hand libdwfl the file; it never has to look for one. */
@@ -677,12 +730,13 @@ static enum mp_errcode module_open(struct sym_ctx *ctx, const char *path,
 {
 	struct sym_module *m;
 	const unsigned char *bits;
+	struct mp_err zerr;
 	enum mp_errcode rc;
 	GElf_Addr vaddr;
 	GElf_Ehdr eh;
 	void **ud;
 	Elf *elf;
-	int fd, len;
+	int fd, zfd, len;
 
 	/* libdwfl would say "no such file" less precisely. */
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -692,17 +746,24 @@ static enum mp_errcode module_open(struct sym_ctx *ctx, const char *path,
 		struct stat st;
 		bool dir = fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
 
-		close(fd);
-		if (dir)
+		if (dir) {
+			close(fd);
 			return mp_fail(err, MP_E_IO, "is a directory, not an "
 				       "executable or shared library (--debug-dir "
 				       "takes a directory)");
+		}
 	}
 	m = calloc(1, sizeof(*m));
 	if (!m || !(m->path = strdup(path)) || !(m->dbgpath = make_dbgpath(ctx))) {
+		close(fd);
 		module_free(m);
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	}
+	/* DWARF compressed with zstd: libdwfl reads an inflated copy. */
+	zfd = sym_zstd_inflate(fd, &zerr);
+	close(fd);
+	if (zerr.code)
+		m->zstd_why = strdup(zerr.detail);
 	m->from_debug_dir = from_debug_dir;
 	m->dwarf = -1;
 	m->cb.find_elf = find_elf_none;
@@ -711,12 +772,16 @@ static enum mp_errcode module_open(struct sym_ctx *ctx, const char *path,
 	m->cb.debuginfo_path = &m->dbgpath;
 	m->dwfl = dwfl_begin(&m->cb);
 	if (!m->dwfl) {
+		if (zfd >= 0)
+			close(zfd);
 		module_free(m);
 		return mp_fail(err, MP_E_NOMEM, "dwfl_begin: %s", dwfl_errmsg(-1));
 	}
 	dwfl_report_begin(m->dwfl);
-	m->mod = dwfl_report_elf(m->dwfl, path, path, -1, 0, true);
+	m->mod = dwfl_report_elf(m->dwfl, path, path, zfd, 0, true);
 	dwfl_report_end(m->dwfl, NULL, NULL);
+	if (!m->mod && zfd >= 0)
+		close(zfd);		/* consumed only on success */
 	if (!m->mod) {
 		rc = mp_fail(err, MP_E_ELF, "not a usable ELF file: %s",
 			     dwfl_errmsg(-1));
@@ -1544,7 +1609,10 @@ static void no_dwarf(struct sym_ctx *ctx, struct sym_module *m)
 	if (m->warned_nodwarf)
 		return;
 	m->warned_nodwarf = true;
-	if (zstd_dwarf(dwfl_module_getelf(m->mod, &bias)))
+	if (m->zstd_why)
+		warn(ctx, "'%s': its DWARF, compressed with zstd, cannot be "
+		     "read: %s; using ELF symbols", m->path, m->zstd_why);
+	else if (zstd_dwarf(dwfl_module_getelf(m->mod, &bias)))
 		warn(ctx, "'%s': its DWARF is compressed with zstd (-gz=zstd), "
 		     "which this libelf (elfutils %s) cannot read; using ELF "
 		     "symbols (-gz=zlib or -gz=none can be read)", m->path,
@@ -2284,33 +2352,15 @@ static void mix_sha(void *arg, const void *p, size_t n)
  */
 static int predict_debug_file(struct sym_module *m, Elf *elf)
 {
-	char hex[2 * RAW_BUILD_ID_MAX + 1], path[PATH_MAX];
-	const char *d, *end, *link;
+	const char *link;
 	char *found = NULL;
 	GElf_Word crc;
 	int fd;
 
-	if (m->build_id_size >= 3) {
-		mp_hex(m->build_id, m->build_id_size, hex, sizeof(hex));
-		for (d = m->dbgpath; d && *d; d = *end ? end + 1 : end) {
-			end = strchr(d, ':');
-			if (!end)
-				end = d + strlen(d);
-			if (*d == '+' || *d == '-')
-				d++;
-			if (d >= end || *d != '/' ||
-			    !path_fmt(path, sizeof(path), "%.*s/.build-id/%.2s/%s.debug",
-				      (int)(end - d), d, hex, hex + 2))
-				continue;
-			fd = open(path, O_RDONLY | O_CLOEXEC);
-			if (fd < 0)
-				continue;
-			if (debug_file_matches(m->mod, fd, 0))
-				return fd;
-			close(fd);
-			break;
-		}
-	}
+	fd = build_id_debug_file(m, &found);
+	free(found);
+	if (fd >= 0)
+		return fd;
 	link = elf ? dwelf_elf_gnu_debuglink(elf, &crc) : NULL;
 	if (!link)
 		return -1;

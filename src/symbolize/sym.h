@@ -55,7 +55,8 @@
  * binary, in its .debug/ subdirectory, or DIR/<binary's directory>/), for
  * each debug directory DIR: those given to sym_add_debug_dir(), then
  * /usr/lib/debug unless opt.no_default_debug_dir.  There is never a network
- * lookup: DEBUGINFOD_URLS is ignored.  Without DWARF for an address, its
+ * lookup: DEBUGINFOD_URLS is ignored.  Split DWARF is read from each unit's
+ * .dwo; sections compressed with zstd, from an inflated copy (sym_zstd.c).  Without DWARF for an address, its
  * frame is the ELF symbol that contains it (from_symtab).
  *
  * What a frame says matches llvm-symbolizer --inlining (and LLVM's own
@@ -259,6 +260,14 @@ enum mp_errcode sym_libs_load(struct sym_libs *L, const char *cache,
 const char *sym_libs_find(struct sym_libs *L, const uint8_t *id,
 			  uint32_t size);
 void sym_libs_release(struct sym_libs *L);
+
+/*
+ * A memfd holding the ELF file open as FD with its DWARF sections that
+ * are compressed with zstd inflated, if it has some and this libelf
+ * cannot inflate them (sym_zstd.c); else -1, with ERR->code set if they
+ * could not be inflated, and ERR saying why.
+ */
+int sym_zstd_inflate(int fd, struct mp_err *err);
 
 struct sym_ctx {
 	struct sym_options opt;
