@@ -432,6 +432,8 @@ void memprof_rt_depot_child(void)
 	uint32_t n = memprof_rt_ctx_count();
 
 	memprof_rt_depot_unlock_all();
+	/* A thread of the parent may have been rebuilding the code map. */
+	atomic_init(&code_map_lock.v, 0);
 	/*
 	 * The child starts with an empty profile.  A context lock held by a
 	 * thread that does not exist here would never be released: reset

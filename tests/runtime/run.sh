@@ -331,6 +331,12 @@ assert garbage not in stack and len(stack) == 1, (hex(garbage), [hex(x) for x in
 	python3 "$SRC/rawprof.py" json "$bf" "$T/badframes.stdout"
 
 # ------------------------------------------------------------------ threads, fork
+# fork while another thread rebuilds the code map under its lock: the
+# child must not wait for it (tests/runtime/forkcode.c).
+build libforkcode.so gcc $CF -fPIC -shared -o "$T/libforkcode.so" "$SRC/forkcode_lib.c"
+build forkcode gcc $CF -o "$T/forkcode" "$SRC/forkcode.c" "$LIB" $LF -ldl
+check "fork during a rebuild of the code map: the child does not hang" \
+	env MEMPROF_OPTIONS=log_path=$T/forkcode.p "$T/forkcode" "$T/libforkcode.so"
 rm -rf "${T:?}/stress.pd"
 mkdir -p "$T/stress.pd"
 if MEMPROF_OPTIONS=log_path=$T/stress.pd/p "$T/stress" >"$T/stress.stdout" 2>"$T/stress.stderr"; then
