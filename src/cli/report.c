@@ -319,8 +319,18 @@ static void emit_summary(struct emit *e, const struct view *v)
 		emit_u64(e, mib_fields[summary_fields[f]].name,
 			 v->sums.v[summary_fields[f]]);
 	emit_bool(e, "sampled", v->nsamp != 0);
-	if (v->nsamp)
-		emit_estimates(e, &v->sums, v->samp, v->nsamp, summary_fields, nf);
+	/*
+	 * Over a whole profile only the bytes have an interval: objects much
+	 * smaller than the sampling interval can go unseen altogether, and
+	 * no interval drawn from the samples bounds their count, accesses or
+	 * lifetimes; the bytes are a Bernoulli draw per byte whatever the
+	 * sizes (the seed's interval).
+	 */
+	if (v->nsamp) {
+		static const enum mib_field bytes[] = { MIB_TotalSize };
+
+		emit_estimates(e, &v->sums, v->samp, v->nsamp, bytes, 1);
+	}
 	emit_end(e);
 }
 

@@ -203,11 +203,33 @@ static double nb_failures(uint64_t n, uint64_t r, double a)
 	return f > 0 ? f : 0;
 }
 
+/*
+ * Fields that count objects with a property (NumMigratedCpu) or pairs of
+ * consecutive objects (the other three): the sampled objects' values
+ * say little of them (two sampled objects are rarely consecutive), and
+ * none of them may be zero with every object uncertain.  Their interval
+ * is what the count's allows: 0 to its upper end (less one for pairs).
+ */
+static int count_bounded(enum mib_field f)
+{
+	switch (f) {
+	case MIB_NumMigratedCpu:
+		return 0;
+	case MIB_NumLifetimeOverlaps:
+	case MIB_NumSameAllocCpu:
+	case MIB_NumSameDeallocCpu:
+		return 1;
+	default:
+		return -1;
+	}
+}
+
 void mp_samp_ci95(const struct mp_mib *m, const struct mp_samp *s, uint32_t ns,
 		  enum mib_field f, double *lo, double *hi)
 {
 	int k = mp_samp_index(f), kb = mp_samp_index(MIB_TotalSize);
-	double v = (double)m->v[f], est = 0, var = 0, seen = 0, exact;
+	int kc = mp_samp_index(MIB_AllocCount);
+	double v = (double)m->v[f], est = 0, var = 0, seen = 0, exact, cvar = 0;
 
 	*lo = *hi = v;
 	if (k < 0 || ns == 0)
@@ -215,6 +237,20 @@ void mp_samp_ci95(const struct mp_mib *m, const struct mp_samp *s, uint32_t ns,
 	for (uint32_t i = 0; i < ns; i++) {
 		est += mp_samp_est(&s[i], k);
 		var += mp_samp_var(&s[i], k);
+		cvar += mp_samp_var(&s[i], kc);
+	}
+	/* Every sampled object certain to be sampled: the values are exact. */
+	if (cvar == 0)
+		return;
+	if (count_bounded(f) >= 0) {
+		double clo, chi;
+
+		mp_samp_ci95(m, s, ns, MIB_AllocCount, &clo, &chi);
+		*lo = 0;
+		*hi = chi - count_bounded(f);
+		if (*hi < v)
+			*hi = v;
+		return;
 	}
 	/*
 	 * What was not sampled is exact: the MIB minus the estimates, when
@@ -223,7 +259,6 @@ void mp_samp_ci95(const struct mp_mib *m, const struct mp_samp *s, uint32_t ns,
 	 */
 	exact = v - est;
 	{
-		int kc = mp_samp_index(MIB_AllocCount);
 		double cest = 0;
 
 		for (uint32_t i = 0; i < ns; i++)

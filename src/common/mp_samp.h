@@ -91,8 +91,11 @@ bool mp_samp_fold_arena(struct mp_arena *arena, struct mp_samp **list,
  * negative-binomial interval of the bytes, [NB(0.025; n) + u,
  * NB(0.975; n) + u], turned into field F's by the ratio of its estimate
  * to the bytes' (exact for a context of one size and for the count),
- * summed over entries.  A zero variance (every object certain to be
- * sampled) gives [v, v].  Calibrated by simulation (bench/sampling/):
+ * summed over entries.  Every object certain to be sampled (the count's
+ * variance zero) gives [v, v].  Fields that count objects or pairs of
+ * consecutive objects with a property (NumMigratedCpu, NumLifetimeOverlaps,
+ * NumSameAllocCpu, NumSameDeallocCpu), which sampled objects say little
+ * of, get [0, the count's upper end] (less one for pairs).  Calibrated by simulation (bench/sampling/):
  * the seed's conservative variant, NB(0.975; n + 1), covers 96-98 % at
  * few samples; the normal interval alone 91-94 %; this one 94-96 %.
  */

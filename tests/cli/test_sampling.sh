@@ -63,6 +63,35 @@ else
 	notok "show's text of a sampled profile: $(grep -m3 -e sampled -e CI "$tmp/one.txt")"
 fi
 
+# The whole profile's interval is of the bytes only (objects far smaller
+# than R can go unseen: nothing bounds their count), and it covers the
+# exact run's bytes for most seeds (fixed seeds: a fixed outcome).
+MEMPROF_OPTIONS="log_path=$tmp/exact" "$tmp/sites" >/dev/null
+for f in "$tmp"/runs/p*; do
+	"$MD" show --format=json --no-symbol-cache "$f" 2>/dev/null
+	echo
+done >"$tmp/each.json"
+"$MD" show --format=json "$tmp"/exact.* 2>/dev/null | python3 -c '
+import json, sys
+exact = json.load(sys.stdin)["summary"]["TotalSize"]
+text, docs, at = open(sys.argv[1]).read(), [], 0
+while text[at:].strip():
+    doc, at = json.JSONDecoder().raw_decode(text, len(text) - len(text[at:].lstrip()))
+    docs.append(doc)
+keys = set(tuple(sorted(d["summary"]["estimates"])) for d in docs)
+assert keys == {("TotalSize",)}, keys
+cover = sum(1 for d in docs
+            if d["summary"]["estimates"]["TotalSize"]["ci95"][0] <= exact <=
+               d["summary"]["estimates"]["TotalSize"]["ci95"][1])
+print("%d %d" % (cover, len(docs)))
+assert len(docs) == 150 and cover >= 0.9 * len(docs), (cover, len(docs))
+' "$tmp/each.json" >"$tmp/cover" 2>&1
+if [ $? -eq 0 ]; then
+	ok "the summary's only interval is TotalSize's, covering the exact run's bytes for $(cut -d" " -f1 "$tmp/cover") of 150 seeds"
+else
+	notok "summary intervals: $(tail -n 3 "$tmp/cover")"
+fi
+
 # merge carries the sample entries: the indexed file's intervals are the
 # raw file's, and its version is 11.
 "$MD" merge --no-progress -o "$tmp/one.memprof" --binary="$tmp/sites" "$one" 2>/dev/null

@@ -86,6 +86,34 @@ START_TEST(negative_binomial_interval_matches_the_seed)
 }
 END_TEST
 
+/*
+ * Counts of objects or of consecutive pairs with a property: what the
+ * sampled objects show (none here) bounds nothing but the count does.
+ */
+START_TEST(pair_counts_take_the_count_bound)
+{
+	struct mp_mib m = { { 0 } };
+	struct mp_samp s = entry(102400, 8, 10908, 819200, 1e10, 16);
+	double clo, chi, lo, hi;
+
+	m.v[MIB_TotalSize] = 819200;
+	m.v[MIB_AllocCount] = 51200;
+	mp_samp_ci95(&m, &s, 1, MIB_AllocCount, &clo, &chi);
+	mp_samp_ci95(&m, &s, 1, MIB_NumLifetimeOverlaps, &lo, &hi);
+	ck_assert(lo == 0);
+	ck_assert_double_eq_tol(hi, chi - 1, 1e-6);
+	mp_samp_ci95(&m, &s, 1, MIB_NumMigratedCpu, &lo, &hi);
+	ck_assert(lo == 0);
+	ck_assert_double_eq_tol(hi, chi, 1e-6);
+	/* Every object certain to be sampled: exact, whatever the field. */
+	s = entry(1, 8, 0, 800, 0, 100);
+	m.v[MIB_AllocCount] = 8;
+	m.v[MIB_NumSameAllocCpu] = 7;
+	mp_samp_ci95(&m, &s, 1, MIB_NumSameAllocCpu, &lo, &hi);
+	ck_assert(lo == 7 && hi == 7);
+}
+END_TEST
+
 START_TEST(exact_part_is_added_to_both_ends)
 {
 	struct mp_mib m = { { 0 } };
@@ -159,6 +187,7 @@ int main(void)
 	tcase_add_test(tc, normal_interval_from_twenty_samples);
 	tcase_add_test(tc, negative_binomial_interval_matches_the_seed);
 	tcase_add_test(tc, exact_part_is_added_to_both_ends);
+	tcase_add_test(tc, pair_counts_take_the_count_bound);
 	tcase_add_test(tc, folding_order_does_not_matter);
 	tcase_add_test(tc, file_round_trip_is_stable);
 	tcase_add_test(tc, invalid_entries);
