@@ -108,12 +108,15 @@ struct sym_range {
  * collected on first use.  In split DWARF (-gsplit-dwarf) the unit's DIE
  * in the binary is a skeleton holding its address ranges and line table,
  * and its subprograms are in a .dwo file: SCOPE is that split unit's DIE,
- * and DW the Dwarf its offsets belong to.  Otherwise SCOPE is DIE.
+ * and DW the Dwarf its offsets belong to (NULL: no .dwo).  Otherwise
+ * SCOPE is DIE.  A .dwo is opened on the unit's first use (cu_scope()):
+ * a program of thousands of units has as many.
  */
 struct sym_cu {
 	Dwarf_Die die;
 	Dwarf_Die scope;
 	Dwarf *dw;
+	bool skeleton;		/* its split unit not looked for yet */
 	struct sym_range *r;
 	size_t n;
 	struct sym_fn *fns;
@@ -1488,7 +1491,7 @@ static int cu_range_cmp(const void *a, const void *b)
 static bool index_cus(struct sym_module *m)
 {
 	Dwarf_CU *cu = NULL;
-	Dwarf_Die cudie, subdie;
+	Dwarf_Die cudie;
 	Dwarf_Addr base, lo, hi;
 	Dwarf_Half version;
 	size_t acus = 0, acur = 0;
@@ -1497,7 +1500,7 @@ static bool index_cus(struct sym_module *m)
 	int r;
 
 	while ((r = dwarf_get_units(m->dw, cu, &cu, &version, &type, &cudie,
-				    &subdie)) == 0) {
+				    NULL)) == 0) {
 		if (type != DW_UT_compile && type != DW_UT_partial &&
 		    type != DW_UT_skeleton)
 			continue;
@@ -1507,13 +1510,9 @@ static bool index_cus(struct sym_module *m)
 						   .dw = m->dw,
 						   .version = version };
 		if (type == DW_UT_skeleton) {
-			/* Without its .dwo, a skeleton still has lines. */
 			m->split = true;
 			m->cus[m->ncus].dw = NULL;
-			if (dwarf_tag(&subdie) == DW_TAG_compile_unit) {
-				m->cus[m->ncus].scope = subdie;
-				m->cus[m->ncus].dw = dwarf_cu_getdwarf(subdie.cu);
-			}
+			m->cus[m->ncus].skeleton = true;
 		}
 		off = 0;
 		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
@@ -1532,6 +1531,24 @@ static bool index_cus(struct sym_module *m)
 	if (m->ncur > 1)
 		qsort(m->cur, m->ncur, sizeof(*m->cur), cu_range_cmp);
 	return true;
+}
+
+/*
+ * A skeleton unit's split unit, from its .dwo, on first use.  Without
+ * it the skeleton still has the unit's lines.
+ */
+static void cu_scope(struct sym_cu *cu)
+{
+	Dwarf_Die sub;
+
+	if (!cu->skeleton)
+		return;
+	cu->skeleton = false;
+	if (dwarf_cu_info(cu->die.cu, NULL, NULL, NULL, &sub, NULL, NULL,
+			  NULL) == 0 && dwarf_tag(&sub) == DW_TAG_compile_unit) {
+		cu->scope = sub;
+		cu->dw = dwarf_cu_getdwarf(sub.cu);
+	}
 }
 
 /* The CU holding DWARF address A, or NULL. */
@@ -1723,9 +1740,11 @@ enum mp_errcode sym_foreach_function(struct sym_ctx *ctx,
 
 		if (!module_has_dwarf(ctx, m, &nomem))
 			continue;
-		for (size_t k = 0; k < m->ncus; k++)
+		for (size_t k = 0; k < m->ncus; k++) {
+			cu_scope(&m->cus[k]);
 			if (m->cus[k].dw)
 				dwarf_getfuncs(&m->cus[k].scope, name_one, &w, 0);
+		}
 	}
 	return nomem ? mp_fail(err, MP_E_NOMEM, NULL) : MP_OK;
 }
@@ -2210,6 +2229,7 @@ static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
 	}
 	a = da - m->dwbias;
 	comp_dir = dwarf_formstring(dwarf_attr(&cu->die, DW_AT_comp_dir, &attr));
+	cu_scope(cu);
 	if (!cu->dw)
 		no_dwo(ctx, m, cu, comp_dir);
 	loc = line_loc(ctx, cu, a, comp_dir, &nomem);
