@@ -869,10 +869,6 @@ enum mp_errcode sym_add_binary(struct sym_ctx *ctx, const char *path,
 	return MP_OK;
 }
 
-/*
- * The module for a build id no binary was registered with: a file found by
- * it in the debug directories, or -1.  The answer is remembered either way.
- */
 /* A library of this system with B's build id, as a module, or -1. */
 static int32_t find_library(struct sym_ctx *ctx, struct sym_bid *b)
 {
@@ -899,6 +895,11 @@ static int32_t find_library(struct sym_ctx *ctx, struct sym_bid *b)
 	return idx;
 }
 
+/*
+ * The module for a build id no binary was registered with: a file found by
+ * it in the debug directories, else a library the loader's cache lists,
+ * or -1.  The answer is remembered either way.
+ */
 static int32_t find_by_build_id(struct sym_ctx *ctx, struct sym_bid *b)
 {
 	char hex[2 * RAW_BUILD_ID_MAX + 1], path[PATH_MAX];
@@ -1588,7 +1589,6 @@ static struct sym_cu *find_cu(struct sym_module *m, uint64_t a)
 	return NULL;
 }
 
-/* Say once per module that it has no DWARF. */
 /*
  * Whether ELF has DWARF sections compressed with zstd (-gz=zstd), which
  * libelf before elfutils 0.189 cannot inflate: libdw then skips them and
@@ -1619,6 +1619,7 @@ static bool zstd_dwarf(Elf *elf)
 	return false;
 }
 
+/* Say once per module that it has no DWARF, and why if known. */
 static void no_dwarf(struct sym_ctx *ctx, struct sym_module *m)
 {
 	GElf_Addr bias;
@@ -1638,11 +1639,6 @@ static void no_dwarf(struct sym_ctx *ctx, struct sym_module *m)
 		warn(ctx, "no DWARF in '%s'; using ELF symbols", m->path);
 }
 
-/*
- * Find M's DWARF and index its units, once: for a C library's separate
- * debug file, whose sections are compressed, libdw inflates them all
- * here, tens of milliseconds.  Touches M alone (sym_open_dwarf()).
- */
 /*
  * Say once per module that a split unit's .dwo file was not found: its
  * addresses get their lines from the skeleton and their names from ELF
@@ -1667,6 +1663,11 @@ static void no_dwo(struct sym_ctx *ctx, struct sym_module *m,
 	     comp_dir ? comp_dir : "?");
 }
 
+/*
+ * Find M's DWARF and index its units, once: for a C library's separate
+ * debug file, whose sections are compressed, libdw inflates them all
+ * here, tens of milliseconds.  Touches M alone (sym_open_dwarf()).
+ */
 static void open_dwarf(struct sym_module *m)
 {
 	if (m->dw_tried)
