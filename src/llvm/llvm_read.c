@@ -63,10 +63,17 @@ static enum mp_errcode table_check(const struct llvm_file *f,
 			       "misaligned or outside the file", what, t->table);
 	t->nbuckets = get64(f, t->table);
 	t->nentries = get64(f, t->table + 8);
-	if (t->nbuckets == 0 || (t->nbuckets & (t->nbuckets - 1)) ||
-	    t->nbuckets > (f->size - t->table - 16) / 8)
+	if (t->nbuckets > (f->size - t->table - 16) / 8)
+		return mp_fail(err, MP_E_TRUNCATED, "%s table at 0x%zx: its %"
+			       PRIu64 " buckets would end at byte %" PRIu64
+			       ", past the file's %zu bytes", what, t->table,
+			       t->nbuckets, (uint64_t)t->table + 16 +
+			       (t->nbuckets > UINT64_MAX / 16 ? UINT64_MAX / 2 :
+				t->nbuckets * 8), f->size);
+	if (t->nbuckets == 0 || (t->nbuckets & (t->nbuckets - 1)))
 		return mp_fail(err, MP_E_CORRUPT, "%s table at 0x%zx has %"
-			       PRIu64 " buckets", what, t->table, t->nbuckets);
+			       PRIu64 " buckets, not a power of two", what,
+			       t->table, t->nbuckets);
 	for (uint64_t b = 0; b < t->nbuckets; b++) {
 		uint64_t off = get64(f, t->table + 16 + b * 8), count;
 
