@@ -129,15 +129,8 @@ static enum mp_errcode add_raw(struct view *v, const char *path,
 		c->raw = rf;
 		c->profile = rc->profile;
 		c->id_index = (uint32_t)i;
-		c->nframes = rc->npcs;
-		c->frames = mp_arena_alloc(&v->arena,
-					   (size_t)rc->npcs * sizeof(*c->frames) + 1);
-		if (!c->frames)
-			return mp_fail(err, MP_E_NOMEM, NULL);
-		for (uint32_t k = 0; k < rc->npcs; k++) {
-			c->frames[k].address = rc->pcs[k];
-			c->frames[k].flags = MP_FRAME_ADDRESS;
-		}
+		/* Frames come from view_symbolize(), which reads the PCs from
+		 * the raw file: 64 bytes a PC here would be as many again. */
 		if (!count_context(v, c))
 			return mp_fail(err, MP_E_NOMEM, NULL);
 		v->ncontexts++;

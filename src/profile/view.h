@@ -68,7 +68,8 @@ struct view_context {
 	uint32_t input;
 	uint32_t nframes;
 	struct mp_frame *frames;	/* leaf first; indexed: NULL until
-					 * view_frames() */
+					 * view_frames(); raw: NULL (no
+					 * frames) until view_symbolize() */
 	const struct idx_file *idx;	/* indexed: the file */
 	struct mp_mib mib;
 	const uint64_t *hist;
