@@ -556,12 +556,34 @@ static int build_id_debug_file(struct sym_module *m, char **found)
 }
 
 /*
+ * A copy of the debug file open as *FD with its zstd-compressed DWARF
+ * inflated, in place of it, when it needs one (M->zstd_why says why it
+ * could not be made).
+ */
+static void inflate_debug_file(struct sym_module *m, int *fd)
+{
+	struct mp_err zerr;
+	int zfd = sym_zstd_inflate(*fd, &zerr);
+
+	if (zfd >= 0) {
+		close(*fd);
+		*fd = zfd;
+	} else if (zerr.code && m && !m->zstd_why) {
+		m->zstd_why = strdup(zerr.detail);
+	}
+}
+
+/*
  * libdwfl's find_debuginfo: by build id in the debug directories, then by
  * .gnu_debuglink.  Not dwfl_standard_find_debuginfo: that one falls back
- * to debuginfod, i.e. the network, whenever DEBUGINFOD_URLS is set.  Nor
- * dwfl_build_id_find_debuginfo: it keeps an Elf of the file it opens,
- * which libdwfl then reads instead of the descriptor returned, and that
- * must be an inflated copy when the file's DWARF is compressed with zstd.
+ * to debuginfod, i.e. the network, whenever DEBUGINFOD_URLS is set.
+ * libdwfl also asks here for a dwz alternate file (DEBUGLINK is then the
+ * .gnu_debugaltlink name, not the module's .gnu_debuglink), which
+ * dwfl_build_id_find_debuginfo finds by the alternate's build id.  But
+ * for the module's own debug file found by build id, that function keeps
+ * an Elf of the file, which libdwfl then reads instead of the descriptor
+ * returned: a file whose DWARF must be inflated (sym_zstd.c) is found and
+ * returned here first.
  */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata,
 			  const char *modname, Dwarf_Addr base,
@@ -569,26 +591,36 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata,
 			  GElf_Word crc, char **found)
 {
 	struct sym_module *m = *userdata;
+	const char *own = NULL;
+	GElf_Addr bias;
+	GElf_Word owncrc;
+	Elf *elf;
 	int fd;
 
-	(void)modname;
-	(void)base;
-	fd = m ? build_id_debug_file(m, found) : -1;
-	if (fd < 0 && debuglink && file_name && m)
-		fd = debuglink_find(mod, m->dbgpath, file_name, debuglink, crc,
-				    found);
-	if (fd >= 0) {
-		/* A debug file with DWARF compressed with zstd, too. */
-		struct mp_err zerr;
-		int zfd = sym_zstd_inflate(fd, &zerr);
+	elf = dwfl_module_getelf(mod, &bias);
+	if (elf)
+		own = dwelf_elf_gnu_debuglink(elf, &owncrc);
+	if (m && (!debuglink || (own && strcmp(own, debuglink) == 0))) {
+		fd = build_id_debug_file(m, found);
+		if (fd >= 0) {
+			int orig = fd;
 
-		if (zfd >= 0) {
+			inflate_debug_file(m, &fd);
+			if (fd != orig)
+				return fd;
 			close(fd);
-			fd = zfd;
-		} else if (zerr.code && m && !m->zstd_why) {
-			m->zstd_why = strdup(zerr.detail);
+			free(*found);
+			*found = NULL;
 		}
 	}
+	fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base,
+					  file_name, debuglink, crc, found);
+	if (fd >= 0 || !debuglink || !file_name || !m)
+		return fd;
+	fd = debuglink_find(mod, m->dbgpath, file_name, debuglink, crc,
+			    found);
+	if (fd >= 0 && own && strcmp(own, debuglink) == 0)
+		inflate_debug_file(m, &fd);
 	return fd;
 }
 
