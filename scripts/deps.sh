@@ -9,7 +9,7 @@ set -eu
 # g++ brings libsupc++ (libstdc++-12-dev), linked statically for
 # __cxa_demangle.
 need_build="gcc g++ make pkg-config libdw-dev libelf-dev libzstd-dev zstd libmd-dev zlib1g-dev"
-need_check="$need_build check python3 python3-yaml clang-19 llvm-19 libclang-rt-19-dev time parallel golang-go curl chromium"
+need_check="$need_build check python3 python3-yaml clang-19 llvm-19 libclang-rt-19-dev time parallel golang-go curl chromium dwz"
 
 case "${1:-build}" in
 build) want=$need_build ;;

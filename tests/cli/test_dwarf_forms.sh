@@ -141,6 +141,37 @@ PY
 else
 	echo "# skipped -gz=zstd: $(cat "$tmp/err")"
 fi
+# dwz: two binaries' common DWARF moved to an alternate file, which each
+# names in .gnu_debugaltlink by a path that does not exist here: found by
+# its build id in a --debug-dir, as libdwfl looks for it.
+if command -v dwz >/dev/null 2>&1; then
+	if (cd "$tmp" && clang++-19 $CF -g -gdwarf-4 "$SRC/split_main.cc" \
+		"$SRC/split_lib.cc" -o dz && cp dz dz2 &&
+	      MEMPROF_OPTIONS=log_path="$tmp/dz.raw" ./dz &&
+	      dwz -m common.debug -M /nonexistent/memprof-data/common.debug dz dz2) 2>"$tmp/err" &&
+	   readelf -S "$tmp/dz" | grep -q gnu_debugaltlink; then
+		alt=$(readelf -n "$tmp/common.debug" | awk '/Build ID/ { print $3 }')
+		mkdir -p "$tmp/dzdbg/.build-id/$(echo "$alt" | cut -c1-2)"
+		mv "$tmp/common.debug" "$tmp/dzdbg/.build-id/$(echo "$alt" | cut -c1-2)/$(echo "$alt" | cut -c3-).debug"
+		"$MD" show --format=json --debug-dir="$tmp/dzdbg" --binary="$tmp/dz" \
+			"$tmp"/dz.raw.* 2>"$tmp/dz.err" | python3 -c '
+import json, sys
+for c in json.load(sys.stdin)["contexts"]:
+    print(" | ".join("%s %s:%s:%s%s" % (f.get("function", "?"), f.get("file"),
+          f.get("line"), f.get("column"), " (inlined)" if f.get("inlined") else "")
+          for f in c["frames"]))' | sort >"$tmp/dz.frames"
+		if cmp -s "$tmp/s0.frames" "$tmp/dz.frames"; then
+			ok "dwz: every frame as with plain -g, the alternate file found by build id"
+		else
+			notok "dwz: $(cat "$tmp/dz.err") $(diff "$tmp/s0.frames" "$tmp/dz.frames")"
+		fi
+	else
+		notok "dwz -m: $(cat "$tmp/err")"
+	fi
+elif [ -n "${CI:-}" ]; then
+	notok "dwz is not installed (CI runs every test)"
+fi
+
 bid=$(python3 -c '
 import json, sys
 print(json.load(sys.stdin)["segments"][0]["build_id"])' <<EOT
