@@ -237,6 +237,7 @@ int cli_sym_setup(struct cli_sym *o, struct sym_ctx *sym)
 	opt.warn = o->nbinaries || o->strict ? print_warning : NULL;
 	opt.warn_arg = o;
 	opt.strict = o->strict;
+	opt.strict_main = o->strict_main;
 	if (!o->no_system_libs)
 		opt.libs_cache = "/etc/ld.so.cache";
 	if (!o->no_symbol_cache)

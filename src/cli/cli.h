@@ -105,6 +105,7 @@ struct cli_sym {
 	struct sym_demangler *dm;	/* for demangled names in patterns */
 	struct sym_alloc_rules alloc;	/* what cli_sym_setup() made */
 	bool strict, keep_runtime;
+	bool strict_main;	/* the main segment needs its binary */
 	bool keep_bad_frames;	/* --keep-bad-frames */
 	bool no_symbol_cache;	/* --no-symbol-cache */
 	bool no_system_libs;	/* --no-system-libraries */

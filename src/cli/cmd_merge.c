@@ -529,6 +529,8 @@ int cmd_merge(int argc, char **argv)
 	prog.start = now();
 	opts.report_arg = &prog;
 
+	/* As llvm-profdata: an LLVM export needs the program's binary. */
+	so.strict_main = xo.format == OUT_LLVM;
 	if ((rc = cli_sym_setup(&so, &sym)) != EXIT_OK)
 		goto out;
 	opts.alloc = &so.alloc;

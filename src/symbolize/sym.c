@@ -1047,17 +1047,20 @@ static enum mp_errcode no_binary_v3(struct sym_ctx *ctx,
 	if (mismatch)
 		mp_hex(m->build_id, m->build_id_size, mhex,
 				    sizeof(mhex));
-	if (ctx->opt.strict) {
+	if (ctx->opt.strict || (ctx->opt.strict_main && i == 0)) {
+		const char *why = ctx->opt.strict ? "" :
+				  " (the program's binary is needed)";
+
 		if (mismatch)
 			return mp_fail(err, MP_E_BUILD_ID,
-				       "'%s' has build id %s, the profile's main segment 0x%llx-0x%llx has %s",
+				       "'%s' has build id %s, the profile's main segment 0x%llx-0x%llx has %s%s",
 				       m->path, m->build_id_size ? mhex : "(none)",
 				       (unsigned long long)s->start,
-				       (unsigned long long)s->end, hex);
+				       (unsigned long long)s->end, hex, why);
 		return mp_fail(err, MP_E_NO_BINARY,
-			       "no binary with build id %s for segment 0x%llx-0x%llx",
+			       "no binary with build id %s for segment 0x%llx-0x%llx%s",
 			       hex, (unsigned long long)s->start,
-			       (unsigned long long)s->end);
+			       (unsigned long long)s->end, why);
 	}
 	if (b && b->warned)
 		return MP_OK;
@@ -1093,7 +1096,7 @@ static enum mp_errcode no_binary_v1(struct sym_ctx *ctx,
 	 * Only the main executable's segments can be placed in these
 	 * versions, so strict mode cares about segment 0 alone.
 	 */
-	if (ctx->opt.strict && i == 0)
+	if ((ctx->opt.strict || ctx->opt.strict_main) && i == 0)
 		return mp_fail(err, m ? MP_E_BUILD_ID : MP_E_NO_BINARY,
 			       m ? "'%s' does not fit the profile's main segment 0x%llx-0x%llx (file offset 0x%llx)"
 				 : "%sno binary for the profile's main segment 0x%llx-0x%llx (file offset 0x%llx)",

@@ -148,6 +148,12 @@ struct sym_options {
 	 * segment of the profile.
 	 */
 	bool strict;
+	/*
+	 * Only a PC in a profile's main segment (its first) without a
+	 * binary is an error: an LLVM export without the program's frames
+	 * is of no use to the compiler.
+	 */
+	bool strict_main;
 	bool no_default_debug_dir;	/* do not search /usr/lib/debug */
 	/* The program's own allocation wrappers, runtime frames too; may be
 	 * NULL; must outlive the context. */

@@ -273,3 +273,18 @@ if [ $rc -eq 1 ] && grep -q "cut.prof': record table at 0x[0-9a-f]*: its [0-9]* 
 else
 	notok "an LLVM file 8 bytes short: status $rc: $(cat err)"
 fi
+# Without the program's binary, or with another build of it, an LLVM
+# profile would hold no frame of the program: an error, no file (other
+# formats only warn).
+rm -f w.prof
+"$MD" merge --format=llvm --no-progress -o w.prof --binary=libhc.so $one 2>err
+rc=$?
+"$MD" merge --no-progress -o w.memprof --binary=libhc.so $one 2>err2
+rc2=$?
+if [ $rc -eq 1 ] && [ ! -e w.prof ] &&
+   grep -q "no binary with build id [0-9a-f]* for segment 0x[0-9a-f]*-0x[0-9a-f]* (the program's binary is needed)" err &&
+   [ $rc2 -eq 0 ] && grep -q "warning: no binary with build id" err2; then
+	ok "merge --format=llvm without the program's binary: exit 1, no file (our format: a warning)"
+else
+	notok "merge --format=llvm without the program's binary: status $rc/$rc2: $(cat err err2)"
+fi
