@@ -40,10 +40,13 @@ done
 	{ notok "clang++-19 -gsplit-dwarf wrote no .dwo files"; exit 1; }
 
 export XDG_CACHE_HOME="$tmp/cache"
-# One line per context: its frames, function file:line:column and inlined.
+# One line per context of $tmp/NAME.raw.*, symbolized with $tmp/NAME and
+# OPTIONS: its frames, function file:line:column and inlined.
 frames() {
-	"$MD" show --format=json --binary="$tmp/$1" "$tmp/$1".raw.* \
-		2>"$tmp/$1.err" | python3 -c '
+	name=$1
+	shift
+	"$MD" show --format=json --binary="$tmp/$name" "$@" "$tmp/$name".raw.* \
+		2>"$tmp/$name.err" | python3 -c '
 import json, sys
 for c in json.load(sys.stdin)["contexts"]:
     print(" | ".join("%s %s:%s:%s%s" % (f.get("function", "?"), f.get("file"),
@@ -90,17 +93,11 @@ EOT
 		"$tmp/dbg/.build-id/$(echo "$zbid" | cut -c1-2)/$(echo "$zbid" | cut -c3-).debug" &&
 		objcopy --strip-debug "$tmp/zs" "$tmp/zs.stripped"
 	cp "$tmp"/zs.raw.* "$tmp/zs.stripped.raw.1"
-	"$MD" show --format=json --debug-dir="$tmp/dbg" --binary="$tmp/zs.stripped" \
-		"$tmp/zs.stripped.raw.1" 2>"$tmp/zsd.err" | python3 -c '
-import json, sys
-for c in json.load(sys.stdin)["contexts"]:
-    print(" | ".join("%s %s:%s:%s%s" % (f.get("function", "?"), f.get("file"),
-          f.get("line"), f.get("column"), " (inlined)" if f.get("inlined") else "")
-          for f in c["frames"]))' | sort >"$tmp/zsd.frames"
+	frames zs.stripped --debug-dir="$tmp/dbg" >"$tmp/zsd.frames"
 	if cmp -s "$tmp/s0.frames" "$tmp/zsd.frames"; then
 		ok "-gz=zstd in a separate debug file found by build id: every frame as with plain -g"
 	else
-		notok "-gz=zstd debug file: $(cat "$tmp/zsd.err") $(diff "$tmp/s0.frames" "$tmp/zsd.frames")"
+		notok "-gz=zstd debug file: $(cat "$tmp/zs.stripped.err") $(diff "$tmp/s0.frames" "$tmp/zsd.frames")"
 	fi
 	# Hostile: .debug_info's zstd frame corrupt, or its header claiming
 	# a terabyte.  Said, by reason; frames by ELF symbol; no memory spent.
@@ -153,13 +150,7 @@ if command -v dwz >/dev/null 2>&1; then
 		alt=$(readelf -n "$tmp/common.debug" | awk '/Build ID/ { print $3 }')
 		mkdir -p "$tmp/dzdbg/.build-id/$(echo "$alt" | cut -c1-2)"
 		mv "$tmp/common.debug" "$tmp/dzdbg/.build-id/$(echo "$alt" | cut -c1-2)/$(echo "$alt" | cut -c3-).debug"
-		"$MD" show --format=json --debug-dir="$tmp/dzdbg" --binary="$tmp/dz" \
-			"$tmp"/dz.raw.* 2>"$tmp/dz.err" | python3 -c '
-import json, sys
-for c in json.load(sys.stdin)["contexts"]:
-    print(" | ".join("%s %s:%s:%s%s" % (f.get("function", "?"), f.get("file"),
-          f.get("line"), f.get("column"), " (inlined)" if f.get("inlined") else "")
-          for f in c["frames"]))' | sort >"$tmp/dz.frames"
+		frames dz --debug-dir="$tmp/dzdbg" >"$tmp/dz.frames"
 		if cmp -s "$tmp/s0.frames" "$tmp/dz.frames"; then
 			ok "dwz: every frame as with plain -g, the alternate file found by build id"
 		else
