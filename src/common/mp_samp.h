@@ -95,7 +95,8 @@ bool mp_samp_fold_arena(struct mp_arena *arena, struct mp_samp **list,
  * variance zero) gives [v, v].  Fields that count objects or pairs of
  * consecutive objects with a property (NumMigratedCpu, NumLifetimeOverlaps,
  * NumSameAllocCpu, NumSameDeallocCpu), which sampled objects say little
- * of, get [0, the count's upper end] (less one for pairs).  Calibrated by simulation (bench/sampling/):
+ * of, get [0, the count's upper end] (less one for pairs).
+ * Calibrated by simulation (bench/sampling/):
  * the seed's conservative variant, NB(0.975; n + 1), covers 96-98 % at
  * few samples; the normal interval alone 91-94 %; this one 94-96 %.
  */

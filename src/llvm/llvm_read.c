@@ -65,11 +65,9 @@ static enum mp_errcode table_check(const struct llvm_file *f,
 	t->nentries = get64(f, t->table + 8);
 	if (t->nbuckets > (f->size - t->table - 16) / 8)
 		return mp_fail(err, MP_E_TRUNCATED, "%s table at 0x%zx: its %"
-			       PRIu64 " buckets would end at byte %" PRIu64
-			       ", past the file's %zu bytes", what, t->table,
-			       t->nbuckets, (uint64_t)t->table + 16 +
-			       (t->nbuckets > UINT64_MAX / 16 ? UINT64_MAX / 2 :
-				t->nbuckets * 8), f->size);
+			       PRIu64 " buckets run past the end of the file "
+			       "(%zu bytes)", what, t->table, t->nbuckets,
+			       f->size);
 	if (t->nbuckets == 0 || (t->nbuckets & (t->nbuckets - 1)))
 		return mp_fail(err, MP_E_CORRUPT, "%s table at 0x%zx has %"
 			       PRIu64 " buckets, not a power of two", what,
