@@ -1624,52 +1624,15 @@ static struct sym_cu *find_cu(struct sym_module *m, uint64_t a)
 	return NULL;
 }
 
-/*
- * Whether ELF has DWARF sections compressed with zstd (-gz=zstd), which
- * libelf before elfutils 0.189 cannot inflate: libdw then skips them and
- * finds no DWARF.  The compression header's first word is its type.
- */
-static bool zstd_dwarf(Elf *elf)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return false;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *name;
-		Elf_Data *d;
-		GElf_Shdr sh;
-		uint32_t type;
-
-		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_COMPRESSED) ||
-		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
-		    strncmp(name, ".debug_", 7) != 0 ||
-		    !(d = elf_rawdata(scn, NULL)) || !d->d_buf || d->d_size < 4)
-			continue;
-		memcpy(&type, d->d_buf, sizeof(type));
-		if (type == 2)		/* ELFCOMPRESS_ZSTD */
-			return true;
-	}
-	return false;
-}
-
 /* Say once per module that it has no DWARF, and why if known. */
 static void no_dwarf(struct sym_ctx *ctx, struct sym_module *m)
 {
-	GElf_Addr bias;
-
 	if (m->warned_nodwarf)
 		return;
 	m->warned_nodwarf = true;
 	if (m->zstd_why)
 		warn(ctx, "'%s': its DWARF, compressed with zstd, cannot be "
 		     "read: %s; using ELF symbols", m->path, m->zstd_why);
-	else if (zstd_dwarf(dwfl_module_getelf(m->mod, &bias)))
-		warn(ctx, "'%s': its DWARF is compressed with zstd (-gz=zstd), "
-		     "which this libelf (elfutils %s) cannot read; using ELF "
-		     "symbols (-gz=zlib or -gz=none can be read)", m->path,
-		     dwfl_version(NULL));
 	else
 		warn(ctx, "no DWARF in '%s'; using ELF symbols", m->path);
 }
