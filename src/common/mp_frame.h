@@ -36,6 +36,10 @@ enum {
 	MP_FRAME_ALLOC_LIB = 32,	/* an allocator library's frame (with
 					 * RUNTIME from the symbolizer): kept in
 					 * indexed profiles, hidden by show */
+	MP_FRAME_FOUND = 64,	/* symbolized from a file found by build id
+				 * (a debug directory's, a library of the
+				 * loader's cache), not a given binary: the
+				 * LLVM export leaves it out */
 };
 
 struct mp_frame {

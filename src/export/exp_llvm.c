@@ -186,12 +186,16 @@ static enum mp_errcode add_site(struct exp_llvm *x, uint64_t guid,
  * Is the PC whose frames start at F (its innermost) one llvm-profdata
  * keeps?  Only when debug information names its function (a name from
  * the ELF symbol table alone, with no source file, does not count: LLVM
- * symbolizes without the symbol table here) and it is not the profiling
- * runtime's own code.
+ * symbolizes without the symbol table here), in a binary the merge was
+ * given (llvm-profdata symbolizes its --profiled-binary only: a C
+ * library's frames, named by libc6-dbg's debug file, would lengthen
+ * every context and give the calls into it call sites), and it is not
+ * the profiling runtime's own code.
  */
 static bool pc_kept(const struct mp_frame *f)
 {
-	return f->function && f->file && !sym_is_runtime(NULL, f->file);
+	return f->function && f->file && !(f->flags & MP_FRAME_FOUND) &&
+	       !sym_is_runtime(NULL, f->file);
 }
 
 enum mp_errcode exp_llvm_add(struct exp_llvm *x, const struct mp_frame *frames,

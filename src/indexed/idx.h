@@ -46,9 +46,10 @@
 #include "common/mp_util.h"
 #include "hashtable/ht.h"
 
-#define IDX_VERSION 11		/* written when a context is sampled */
-#define IDX_VERSION_EXACT 10	/* written otherwise: the same bytes as
-				 * before sampled profiles existed */
+#define IDX_VERSION 12		/* written when a frame is MP_FRAME_FOUND */
+#define IDX_VERSION_SAMPLED 11	/* else when a context is sampled */
+#define IDX_VERSION_EXACT 10	/* otherwise: the same bytes as before
+				 * either existed */
 #define IDX_VERSION_MIN 9	/* read: 9 has no start lines */
 #define IDX_MAGIC "\x89MPIDX\r\n"
 #define IDX_MAGIC_SIZE 8
@@ -120,6 +121,7 @@ struct idx_builder {
 	uint32_t *ctx_owner;
 	struct idx_bctx *last;		/* the context added last */
 	size_t nsampled;		/* contexts with sample entries */
+	size_t nfound;			/* frames with MP_FRAME_FOUND */
 	uint32_t *node_ctx;
 	size_t anode_ctx;
 	uint64_t inputs;

@@ -155,7 +155,8 @@ static enum mp_errcode intern_frame(struct idx_builder *b,
 		key[3] = f->column;
 		key[4] = f->discriminator;
 		key[5] = (mp_frame_inlined(f) ? IDX_FRAME_INLINED : 0) |
-			 (f->flags & MP_FRAME_ALLOC_LIB ? IDX_FRAME_ALLOC : 0);
+			 (f->flags & MP_FRAME_ALLOC_LIB ? IDX_FRAME_ALLOC : 0) |
+			 (f->flags & MP_FRAME_FOUND ? IDX_FRAME_FOUND : 0);
 		key[6] = f->start_line;
 	}
 	if (rc)
@@ -173,6 +174,7 @@ static enum mp_errcode intern_frame(struct idx_builder *b,
 	memcpy(b->frames[b->nframes], key, sizeof(key));
 	if (ht_insert(&b->frame_ht, h, (uint32_t)b->nframes))
 		return MP_E_NOMEM;
+	b->nfound += (key[5] & IDX_FRAME_FOUND) != 0;
 	*out = (uint32_t)b->nframes++;
 	return MP_OK;
 }

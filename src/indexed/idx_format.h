@@ -39,6 +39,8 @@ enum {
 #define IDX_FRAME_UNSYMBOLIZED 2u	/* function = build id hex */
 #define IDX_FRAME_ALLOC 4u		/* an allocator library's frame
 					 * (version 10 on) */
+#define IDX_FRAME_FOUND 8u		/* its module found by build id, not
+					 * given (version 12 on) */
 
 #define PATH_NODE_SIZE 8
 #define FRAMES_HEADER 12	/* count, seven column widths, reserved */

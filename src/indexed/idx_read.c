@@ -262,7 +262,10 @@ static enum mp_errcode check_frames(struct idx_file *f, struct mp_err *err)
 				       PRIu32 " (of %" PRIu32 ")", i, path1,
 				       f->npaths);
 		if (flags & ~(IDX_FRAME_INLINED | IDX_FRAME_UNSYMBOLIZED |
-			      (f->version >= 10 ? IDX_FRAME_ALLOC : 0)))
+			      (f->version >= 10 ? IDX_FRAME_ALLOC : 0) |
+			      (f->version >= 12 ? IDX_FRAME_FOUND : 0)) ||
+		    ((flags & IDX_FRAME_UNSYMBOLIZED) &&
+		     (flags & IDX_FRAME_FOUND)))
 			return mp_fail(err, MP_E_CORRUPT,
 				       "stack entry %" PRIu32 " has unknown "
 				       "flags 0x%" PRIx32, i, flags);
@@ -1055,7 +1058,8 @@ void idx_entry_frame(const struct idx_file *f, uint32_t fr,
 	out->start_line = frame_get(f, fr, 6);
 	out->flags = (flags & IDX_FRAME_INLINED ? MP_FRAME_INLINED : 0) |
 		     (flags & IDX_FRAME_ALLOC
-		      ? MP_FRAME_RUNTIME | MP_FRAME_ALLOC_LIB : 0);
+		      ? MP_FRAME_RUNTIME | MP_FRAME_ALLOC_LIB : 0) |
+		     (flags & IDX_FRAME_FOUND ? MP_FRAME_FOUND : 0);
 	if (path1) {
 		path_string(f, path1 - 1, buf->path, sizeof(buf->path));
 		out->file = buf->path;

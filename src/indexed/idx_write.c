@@ -965,7 +965,8 @@ static void write_header(struct idx_write *w)
 
 	memcpy(d + IDX_HDR_MAGIC, IDX_MAGIC, IDX_MAGIC_SIZE);
 	mp_put_le32(d + IDX_HDR_VERSION,
-		    w->b->nsampled ? IDX_VERSION : IDX_VERSION_EXACT);
+		    w->b->nfound ? IDX_VERSION
+		    : w->b->nsampled ? IDX_VERSION_SAMPLED : IDX_VERSION_EXACT);
 	mp_put_le32(d + IDX_HDR_HASH_TYPE, HASH_TYPE_FNV1A);
 	mp_put_le64(d + IDX_HDR_FILE_SIZE, w->o.n);
 	mp_put_le32(d + IDX_HDR_NSECTIONS, SEC__COUNT - 1);

@@ -1154,7 +1154,11 @@ enum mp_errcode sym_map_pc(struct sym_ctx *ctx, const struct raw_profile *prof,
 			return mp_fail(err, MP_E_NOMEM, NULL);
 		if (added)
 			b->module = find_by_build_id(ctx, b);
-		if (b->module >= 0) {
+		/* A debug file found by build id is not the program's binary
+		 * that strict_main asks for: the LLVM export leaves frames
+		 * of such files out. */
+		if (b->module >= 0 && !(ctx->opt.strict_main && i == 0 &&
+					ctx->mods[b->module]->from_debug_dir)) {
 			out->module = b->module;
 			return MP_OK;
 		}

@@ -150,8 +150,9 @@ struct sym_options {
 	bool strict;
 	/*
 	 * Only a PC in a profile's main segment (its first) without a
-	 * binary is an error: an LLVM export without the program's frames
-	 * is of no use to the compiler.
+	 * binary is an error (a file found by build id does not count): an
+	 * LLVM export without the program's frames is of no use to the
+	 * compiler.
 	 */
 	bool strict_main;
 	bool no_default_debug_dir;	/* do not search /usr/lib/debug */

@@ -29,6 +29,8 @@ enum mp_errcode sym_stack_add(struct sym_ctx *sym, const struct sym_location *lo
 {
 	const struct sym_frames *fr;
 	struct mp_frame f = { .address = loc->pc, .flags = MP_FRAME_ADDRESS };
+	struct sym_module_info mi;
+	unsigned found;
 	enum mp_errcode rc;
 
 	rc = sym_lookup(sym, loc->module, loc->addr, &fr, err);
@@ -43,6 +45,8 @@ enum mp_errcode sym_stack_add(struct sym_ctx *sym, const struct sym_location *lo
 			f.flags |= MP_FRAME_UNMAPPED;
 		return push(st, &f) ? MP_OK : mp_fail(err, MP_E_NOMEM, NULL);
 	}
+	found = sym_module_info(sym, loc->module, &mi) && mi.from_debug_dir
+		? MP_FRAME_FOUND : 0;
 	for (uint32_t i = 0; i < fr->n; i++) {
 		const struct sym_frame *s = &fr->f[i];
 
@@ -52,7 +56,7 @@ enum mp_errcode sym_stack_add(struct sym_ctx *sym, const struct sym_location *lo
 		f.column = s->column;
 		f.discriminator = s->discriminator;
 		f.start_line = s->start_line;
-		f.flags = MP_FRAME_ADDRESS |
+		f.flags = MP_FRAME_ADDRESS | found |
 			  (s->inlined ? MP_FRAME_INLINED : 0) |
 			  (s->runtime ? MP_FRAME_RUNTIME : 0) |
 			  (s->runtime && s->alloc_lib ? MP_FRAME_ALLOC_LIB : 0);

@@ -53,13 +53,16 @@ use() {
 	return $rc
 }
 
-# Compare our export with llvm-profdata-19's for INPUTS built as SRC.
+# Compare our export with llvm-profdata-19's for INPUTS built as SRC;
+# MDOPTS, options of ours only.
+MDOPTS=
 compare() {
 	name=$1 src=$2 bin=$3
 	shift 3
+	# shellcheck disable=SC2086
 	if ! llvm-profdata-19 merge --profiled-binary "$bin" "$@" -o llvm.prof 2>err ||
 	   ! "$MD" merge --format=llvm --no-progress -o ours.prof --binary="$bin" \
-		"$@" 2>>err; then
+		$MDOPTS "$@" 2>>err; then
 		notok "$name: merge: $(head -c 300 err)"
 		return
 	fi
@@ -98,6 +101,40 @@ if clang++-19 -DPROFILED $CF "$SRC/inlined_alloc.cc" -o ia 2>err &&
 else
 	notok "build and run tests/cli/src/inlined_alloc.cc: $(cat err)"
 fi
+# Allocations inside code of other modules, which llvm-profdata-19 drops:
+# fopen() of the C library (named by libc6-dbg's debug file, when
+# installed) and a library of ours that only a --debug-dir has.  Kept,
+# they would give the calls into them !callsite metadata.
+if clang++-19 $CF -fPIC -shared "$SRC/foreign_leaf_lib.cc" -o libfl.so 2>err &&
+   clang++-19 $CF "$SRC/foreign_leaf.cc" -L. -lfl -Wl,-rpath,"$tmp" -o fl 2>>err &&
+   (MEMPROF_OPTIONS=log_path="$tmp/fl.prof" ./fl) 2>>err; then
+	fl=$(ls fl.prof.*)
+	bid=$(readelf -n libfl.so | awk '/Build ID/ { print $3 }')
+	mkdir -p "fldbg/.build-id/$(echo "$bid" | cut -c1-2)"
+	cp libfl.so "fldbg/.build-id/$(echo "$bid" | cut -c1-2)/$(echo "$bid" | cut -c3-).debug"
+	# The library's frames are there for show: the case is real.
+	if "$MD" show --debug-dir=fldbg --binary=fl "$fl" 2>/dev/null | grep -q 'lib_make(unsigned int) .*foreign_leaf_lib.cc'; then
+		MDOPTS=--debug-dir=fldbg
+		compare "foreign_leaf.cc, allocations inside other modules' code" \
+			"$SRC/foreign_leaf.cc" fl $fl
+		MDOPTS=
+		# Every frame of our file is one of the program's functions.
+		"$MD" show --binary=fl --binary=libfl.so ours.prof >fl.show 2>&1
+		if grep -q 'lib_make\|guid:' fl.show || ! grep -q 'make(unsigned int) +' fl.show; then
+			notok "foreign_leaf.cc: our LLVM file keeps frames of other modules: $(grep 'lib_make\|guid:' fl.show | head -3)"
+		else
+			ok "foreign_leaf.cc: our LLVM file keeps the program's frames only"
+		fi
+		if ! "$MD" show --binary=fl "$fl" 2>/dev/null | grep -q '__fopen_internal'; then
+			echo "# libc6-dbg not installed: fopen()'s frames were not named here"
+		fi
+	else
+		notok "foreign_leaf.cc: show --debug-dir does not name lib_make"
+	fi
+else
+	notok "build and run tests/cli/src/foreign_leaf.cc: $(cat err)"
+fi
+
 # The kinds of hint the program is made to have, in our profile's IR.
 "$MD" merge --format=llvm --no-progress -o ours.prof --binary=hc $one 2>/dev/null
 use O ours.prof "$SRC/hotcold.cc"
@@ -287,4 +324,22 @@ if [ $rc -eq 1 ] && [ ! -e w.prof ] &&
 	ok "merge --format=llvm without the program's binary: exit 1, no file (our format: a warning)"
 else
 	notok "merge --format=llvm without the program's binary: status $rc/$rc2: $(cat err err2)"
+fi
+# Nor is the program's debug file, found by build id, its binary: the
+# export keeps no frame of such files (our format takes it and keeps them).
+if [ -n "${fl:-}" ]; then
+	bid=$(readelf -n fl | awk '/Build ID/ { print $3 }')
+	mkdir -p "prog/.build-id/$(echo "$bid" | cut -c1-2)"
+	cp fl "prog/.build-id/$(echo "$bid" | cut -c1-2)/$(echo "$bid" | cut -c3-).debug"
+	rm -f w.prof
+	"$MD" merge --format=llvm --no-progress -o w.prof --debug-dir=prog "$fl" 2>err
+	rc=$?
+	"$MD" merge --no-progress -o w.memprof --debug-dir=prog "$fl" 2>err2
+	rc2=$?
+	if [ $rc -eq 1 ] && [ ! -e w.prof ] && grep -q "(the program's binary is needed)" err &&
+	   [ $rc2 -eq 0 ] && "$MD" show w.memprof 2>/dev/null | grep -q 'make(unsigned int) .*foreign_leaf.cc'; then
+		ok "merge --format=llvm with the program's debug file found by build id only: exit 1, no file (our format: symbolized)"
+	else
+		notok "the program's debug file, no --binary: status $rc/$rc2: $(cat err err2)"
+	fi
 fi

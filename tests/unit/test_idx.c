@@ -1189,7 +1189,7 @@ START_TEST(write_in_two_steps_is_the_same_bytes)
 	ck_assert_ptr_nonnull(fp);
 	ck_assert_int_eq(idx_write_end(two->w, fp, &err), MP_OK);
 	ck_assert_int_eq(fclose(fp), 0);
-	ck_assert_uint_eq(want[8], IDX_VERSION);	/* sampled */
+	ck_assert_uint_eq(want[8], IDX_VERSION_SAMPLED);	/* sampled */
 	ck_assert_uint_eq(len, n1);
 	ck_assert_mem_eq(data, want, n1);
 	idx_write_free(two->w);
@@ -1352,6 +1352,64 @@ START_TEST(old_version_is_rejected)
 	d[8] = IDX_VERSION_MIN;
 	ck_assert_int_eq(idx_open(&f, d, size, &err), MP_E_CORRUPT);
 	ck_assert_ptr_nonnull(strstr(err.detail, "reserved byte"));
+	free(d);
+}
+END_TEST
+
+/*
+ * A frame of a file found by build id (MP_FRAME_FOUND) makes the file
+ * version 12 and reads back with its flag; the same bytes as version 11
+ * or 10 are refused (unknown flags), as is the flag on an unsymbolized
+ * frame, which has no file to be found.
+ */
+START_TEST(found_frames_are_version_12)
+{
+	struct mp_frame fr[2] = {
+		/* No file: setting bit 1 then fails on the flags alone. */
+		{ .function = "__fopen_internal", .line = 65,
+		  .flags = MP_FRAME_FOUND },
+		{ .function = "main", .file = "/a.c", .line = 12 },
+	};
+	struct mp_err err = { 0 };
+	struct mp_mib m = { { 0 } };
+	struct idx_builder b;
+	struct idx_file f;
+	struct collected s = { 0 };
+	unsigned char *d, *flags;
+	size_t size;
+
+	idx_builder_init(&b);
+	m.v[MIB_AllocCount] = 1;
+	ck_assert_int_eq(idx_builder_add(&b, fr, 2, &m, NULL, 0, 1, &err), MP_OK);
+	d = written(&b, &size);
+	idx_builder_release(&b);
+	ck_assert_uint_eq(d[8], 12);
+	ck_assert_int_eq(idx_open(&f, d, size, &err), MP_OK);
+	ck_assert_int_eq(idx_foreach_context(&f, collect, &s), 0);
+	ck_assert_uint_eq(s.n, 1);
+	ck_assert_str_eq(s.leaf[0].function, "__fopen_internal");
+	ck_assert(s.leaf[0].flags & MP_FRAME_FOUND);
+	/* In versions 10 and 11, bit 3 is unknown. */
+	for (unsigned v = 10; v <= 11; v++) {
+		d[8] = (unsigned char)v;
+		ck_assert_int_eq(idx_open(&f, d, size, &err), MP_E_CORRUPT);
+		ck_assert_msg(strstr(err.detail, "unknown flags 0x8"), "'%s'",
+			      err.detail);
+	}
+	/* Found and unsymbolized at once: the flags byte is the byte 8
+	 * whose change to 0xa is refused for its flags. */
+	d[8] = 12;
+	flags = NULL;
+	for (size_t i = 64; i < size && !flags; i++)
+		if (d[i] == 8) {
+			d[i] = 8 | 2;
+			if (idx_open(&f, d, size, &err) == MP_E_CORRUPT &&
+			    strstr(err.detail, "unknown flags 0xa"))
+				flags = &d[i];
+			else
+				d[i] = 8;
+		}
+	ck_assert_ptr_nonnull(flags);
 	free(d);
 }
 END_TEST
@@ -1585,6 +1643,7 @@ int main(void)
 	tcase_add_test(tc, write_counts_saturated_contexts);
 	tcase_add_test(tc, sealed_stacks_keep_their_nodes);
 	tcase_add_test(tc, old_version_is_rejected);
+	tcase_add_test(tc, found_frames_are_version_12);
 	tcase_add_test(tc, stack_iterator_and_its_budget);
 	tcase_add_test(tc, skipping_varints_agrees_with_decoding);
 	tcase_add_test(tc, put_varint_round_trips);

@@ -185,7 +185,7 @@ def main():
     rec0 = records + get(orig, "I", item0 + 12)
 
     # Header.
-    case("version-8", "unsupported indexed profile version 8 (supported: 9 to 11)",
+    case("version-8", "unsupported indexed profile version 8 (supported: 9 to 12)",
          lambda b: put(b, "I", 8, 8))
     case("hash-type-2", "unsupported hash type 2", lambda b: put(b, "I", 12, 2))
     write("truncated", orig[:size // 2],
@@ -251,6 +251,9 @@ def main():
          % (bad_path, npaths), lambda b: put_col(b, 0, 1, bad_path))
     case("frame-flags", "stack entry 0 has unknown flags 0x4",
          lambda b: put_col(b, 0, 5, 4))
+    # Bit 3, a frame of a file found by build id, is version 12's.
+    case("frame-flags-found", "stack entry 0 has unknown flags 0x8",
+         lambda b: put_col(b, 0, 5, 8))
     def unsymbolized_not_hex(b):
         put_col(b, 0, 1, 0)     # no file, as an unsymbolized entry has
         put_col(b, 0, 5, 2)     # its name, a function's, is no build id
