@@ -261,8 +261,11 @@ static bool frames_key(struct cmp *c, const struct view_context *vc,
 	uint32_t k = 0;
 
 	for (uint32_t i = vc->nframes; i-- > 0;) {
-		uint32_t fk = frame_key(c, &vc->frames[i], m, false);
+		uint32_t fk;
 
+		if (c->skip_found && (vc->frames[i].flags & MP_FRAME_FOUND))
+			continue;
+		fk = frame_key(c, &vc->frames[i], m, false);
 		if (!fk || !(k = prefix_key(c, k, fk)))
 			return false;
 	}
@@ -288,6 +291,7 @@ struct trie_memo {
 };
 
 #define TRIE_HIDDEN 0x80000000u
+#define TRIE_SKIPPED 0xffffffffu	/* no part of the key (skip_found) */
 
 /* The memo of the trie node at offset NODE. */
 static uint32_t *memo_of(const struct trie_memo *t, uint32_t node)
@@ -313,8 +317,8 @@ static enum mp_errcode trie_memo_reset(struct trie_memo *t,
 	return t->node && t->entry ? MP_OK : MP_E_NOMEM;
 }
 
-/* The frame key of trie node NODE, with TRIE_HIDDEN; 0 when out of
- * memory. */
+/* The frame key of trie node NODE, with TRIE_HIDDEN, or TRIE_SKIPPED; 0
+ * when out of memory. */
 static uint32_t node_frame_key(struct cmp *c, struct trie_memo *t,
 			       const struct view *v, uint32_t node,
 			       enum cmp_match m)
@@ -326,11 +330,15 @@ static uint32_t node_frame_key(struct cmp *c, struct trie_memo *t,
 	if (e < t->f->nframes && t->entry[e])
 		return t->entry[e];
 	idx_stack_frame(t->f, node, 0, &fr, &buf);
-	fk = frame_key(c, &fr, m, true);
-	if (!fk || fk >= TRIE_HIDDEN)
-		return 0;
-	if (view_frame_hidden(v, &fr))
-		fk |= TRIE_HIDDEN;
+	if (c->skip_found && (fr.flags & MP_FRAME_FOUND)) {
+		fk = TRIE_SKIPPED;
+	} else {
+		fk = frame_key(c, &fr, m, true);
+		if (!fk || fk >= TRIE_HIDDEN)
+			return 0;
+		if (view_frame_hidden(v, &fr))
+			fk |= TRIE_HIDDEN;
+	}
 	if (e < t->f->nframes)
 		t->entry[e] = fk;
 	return fk;
@@ -372,10 +380,14 @@ static enum mp_errcode trie_key(struct cmp *c, struct trie_memo *t,
 
 		n = t->walk[depth];
 		fk = node_frame_key(c, t, v, n, m);
-		if (!fk || !(up = prefix_key(c, up, fk & ~TRIE_HIDDEN)))
+		if (!fk)
 			return MP_E_NOMEM;
-		if (!(fk & TRIE_HIDDEN))
-			kept1 = n + 1;
+		if (fk != TRIE_SKIPPED) {
+			if (!(up = prefix_key(c, up, fk & ~TRIE_HIDDEN)))
+				return MP_E_NOMEM;
+			if (!(fk & TRIE_HIDDEN))
+				kept1 = n + 1;
+		}
 		memo_of(t, n)[0] = up;
 		memo_of(t, n)[1] = kept1;
 	}
@@ -460,8 +472,14 @@ static uint32_t context_function(struct cmp *c, const struct view_context *vc,
 	struct idx_frame_buf buf;
 	struct mp_frame fr;
 
-	if (!vc->idx)
-		return leaf_function(c, vc->nframes ? &vc->frames[0] : NULL);
+	if (!vc->idx) {
+		uint32_t i = 0;
+
+		while (c->skip_found && i < vc->nframes &&
+		       (vc->frames[i].flags & MP_FRAME_FOUND))
+			i++;
+		return leaf_function(c, i < vc->nframes ? &vc->frames[i] : NULL);
+	}
 	idx_stack_frame(vc->idx, first, 0, &fr, &buf);
 	return leaf_function(c, &fr);
 }
@@ -587,6 +605,7 @@ enum mp_errcode cmp_build(struct cmp *c, struct view *base, struct view *test,
 	memset(c, 0, sizeof(*c));
 	c->views[CMP_BASE] = base;
 	c->views[CMP_TEST] = test;
+	c->skip_found = base->nllvm || test->nllvm;
 	/* Room for every context as an entry: no copy per doubling, and
 	 * pages not touched when fewer keys are distinct. */
 	if (!MP_GROW(c->e, c->alloc, base->ncontexts + test->ncontexts) ||

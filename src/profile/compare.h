@@ -107,6 +107,9 @@ struct cmp {
 	struct ht_map fn_by_str;	/* string id -> index in functions */
 	struct mp_arena arena;		/* strings made here (build ids) */
 	bool nomem;			/* a string could not be kept */
+	/* A side has LLVM inputs, which keep no frame of a file found by
+	 * build id (MP_FRAME_FOUND): such frames are no part of a key. */
+	bool skip_found;
 };
 
 /* Parse "column", "line" or "function". */
