@@ -115,6 +115,17 @@ bool cli_parse_uint(const char *s, unsigned long long min,
 	return true;
 }
 
+bool cli_parse_threshold(const char *s, float *out)
+{
+	char *end;
+	float v = strtof(s, &end);
+
+	if (end == s || *end || !(v >= 0) || v > 1e30f)
+		return false;
+	*out = v;
+	return true;
+}
+
 int cli_finish_stdout(int rc)
 {
 	if (fflush(stdout) != 0 || ferror(stdout)) {

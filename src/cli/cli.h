@@ -48,6 +48,8 @@ int cli_usage_error(const struct cli_command *cmd, const char *fmt, ...)
 bool cli_parse_size(const char *s, uint64_t *out);
 bool cli_parse_uint(const char *s, unsigned long long min,
 		    unsigned long long max, unsigned long long *out);
+/* A hot/cold threshold (--cold-density and kin): a number >= 0. */
+bool cli_parse_threshold(const char *s, float *out);
 
 /* Flush stdout and report a write error (git's run_builtin check). */
 int cli_finish_stdout(int rc);

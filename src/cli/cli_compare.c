@@ -12,17 +12,6 @@
 #include "profile/compare.h"
 #include "profile/view.h"
 
-static bool parse_float(const char *s, float *out)
-{
-	char *end;
-	float v = strtof(s, &end);
-
-	if (end == s || *end || !(v >= 0) || v > 1e30f)
-		return false;
-	*out = v;
-	return true;
-}
-
 int cmp_cli_option(struct cmp_cli *co, const struct cli_command *cmd,
 		   int c, const char *arg)
 {
@@ -64,7 +53,7 @@ int cmp_cli_option(struct cmp_cli *co, const struct cli_command *cmd,
 	default:
 		return 0;
 	}
-	if (!parse_float(arg, thr))
+	if (!cli_parse_threshold(arg, thr))
 		return -cli_usage_error(cmd, "a threshold wants a number >= 0, "
 					"not '%s'", arg);
 	return 1;
@@ -72,7 +61,7 @@ int cmp_cli_option(struct cmp_cli *co, const struct cli_command *cmd,
 
 void cmp_cli_init(struct cmp_cli *co)
 {
-	static const struct cmp_thresholds t = CMP_THRESHOLDS_DEFAULT;
+	static const struct mib_thresholds t = MIB_THRESHOLDS_DEFAULT;
 
 	memset(co, 0, sizeof(*co));
 	co->ro.thresholds = t;

@@ -30,6 +30,7 @@ const struct cli_command cli_cmd_merge = {
 		    "[--max-input-size=SIZE] [--keep-bad-frames] [--no-symbol-cache] [--no-system-libraries] [--no-progress] "
 		    "[--format=memprof|llvm|pprof|folded|svg] [--llvm-header=8|12] "
 		    "[--llvm-memprof-version=3|0] [--llvm-full-schema] "
+		    "[--cold-density=X] [--cold-lifetime=S] [--hot-density=X] "
 		    "[--value=bytes|allocs|accesses|lifetime] [--no-demangle] "
 		    "INPUT...",
 };
@@ -79,6 +80,14 @@ static void help(void)
 	       "                 later) or 0 (the RFC's; clang 19 only)\n"
 	       "  --llvm-full-schema  every MIB field, not only the hot/cold "
 	       "ones\n"
+	       "  --cold-density=X, --cold-lifetime=S, --hot-density=X  llvm: "
+	       "the hot and\n"
+	       "                 cold thresholds clang will use (defaults 0.05, "
+	       "200, 1000,\n"
+	       "                 as its own): records of one context with "
+	       "different types\n"
+	       "                 under them stay apart, as llvm-profdata keeps "
+	       "them\n"
 	       "  -h, --help     this text\n"
 	       "\n"
 	       "INPUT is a raw profile (versions 1 to 5, plain or zstd) or an "
@@ -275,7 +284,7 @@ struct export_opts {
 static int write_export(struct merge *m, const struct export_opts *xo,
 			const char *out, size_t ninputs)
 {
-	static const struct cmp_thresholds t = CMP_THRESHOLDS_DEFAULT;
+	static const struct mib_thresholds t = MIB_THRESHOLDS_DEFAULT;
 	struct exp_flame_opts fo = {
 		.value = xo->value, .thresholds = t, .width = 1200,
 	};
@@ -345,7 +354,8 @@ out:
 int cmd_merge(int argc, char **argv)
 {
 	enum { OPT_WEIGHT = OPT__NEXT, OPT_INPUT_FILES, OPT_FAILURE_MODE,
-	       OPT_NO_PROGRESS, OPT_FORMAT, OPT_LLVM_HEADER,
+	       OPT_NO_PROGRESS, OPT_FORMAT, OPT_LLVM_HEADER, OPT_COLD_DENSITY,
+	       OPT_COLD_LIFETIME, OPT_HOT_DENSITY,
 	       OPT_LLVM_FULL_SCHEMA, OPT_LLVM_MEMPROF_VERSION, OPT_VALUE };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -359,6 +369,9 @@ int cmd_merge(int argc, char **argv)
 		{ "llvm-full-schema", no_argument, NULL, OPT_LLVM_FULL_SCHEMA },
 		{ "llvm-memprof-version", required_argument, NULL,
 		  OPT_LLVM_MEMPROF_VERSION },
+		{ "cold-density", required_argument, NULL, OPT_COLD_DENSITY },
+		{ "cold-lifetime", required_argument, NULL, OPT_COLD_LIFETIME },
+		{ "hot-density", required_argument, NULL, OPT_HOT_DENSITY },
 		{ "value", required_argument, NULL, OPT_VALUE },
 		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ "help", no_argument, NULL, 'h' },
@@ -377,6 +390,8 @@ int cmd_merge(int argc, char **argv)
 		.format = OUT_MEMPROF, .value = MIB_TotalSize, .demangle = true,
 		.llvm = { .header_version = 8, .memprof_version = 3 },
 	};
+	struct mib_thresholds types = MIB_THRESHOLDS_DEFAULT;
+	bool types_given = false;
 	const char *out = NULL;
 	unsigned long long n;
 	int c, rc = EXIT_USAGE;
@@ -479,6 +494,19 @@ int cmd_merge(int argc, char **argv)
 		case OPT_LLVM_FULL_SCHEMA:
 			xo.llvm.full_schema = true;
 			break;
+		case OPT_COLD_DENSITY:
+		case OPT_COLD_LIFETIME:
+		case OPT_HOT_DENSITY:
+			if (!cli_parse_threshold(optarg,
+					c == OPT_COLD_DENSITY ? &types.cold_density :
+					c == OPT_COLD_LIFETIME ? &types.cold_lifetime :
+					&types.hot_density)) {
+				cli_usage_error(&cli_cmd_merge, "a threshold wants "
+					"a number >= 0, not '%s'", optarg);
+				goto out;
+			}
+			types_given = true;
+			break;
 		case OPT_LLVM_MEMPROF_VERSION:
 			if (strcmp(optarg, "0") && strcmp(optarg, "3")) {
 				cli_usage_error(&cli_cmd_merge,
@@ -520,6 +548,11 @@ int cmd_merge(int argc, char **argv)
 				"terminal, and the profile is binary");
 		goto out;
 	}
+	if (types_given && xo.format != OUT_LLVM) {
+		cli_usage_error(&cli_cmd_merge, "--cold-density, --cold-lifetime "
+				"and --hot-density are for --format=llvm");
+		goto out;
+	}
 	if (cli_sym_usage(&cli_cmd_merge, &so))
 		goto out;
 	opts.keep_runtime = so.keep_runtime;
@@ -535,6 +568,8 @@ int cmd_merge(int argc, char **argv)
 		goto out;
 	opts.alloc = &so.alloc;
 	opts.need_start_lines = xo.format == OUT_LLVM;
+	/* Records of one context stay apart by the type clang will see. */
+	opts.llvm_types = xo.format == OUT_LLVM ? &types : NULL;
 	/* Every format is made from the indexed bytes (the exports read
 	 * them back through a view). */
 	opts.indexed_output = true;

@@ -207,7 +207,7 @@ static bool emit_frames(struct emit *e, const struct cmp *c,
 static size_t emit_hot_cold(struct emit *e, const struct cmp *c,
 			    const struct report_cmp_opts *o)
 {
-	const struct cmp_thresholds *t = &o->thresholds;
+	const struct mib_thresholds *t = &o->thresholds;
 	struct stack_printer sp = { .dm = o->demangler };
 	struct cmp_hot_cold h;
 	size_t listed = 0;
@@ -229,11 +229,11 @@ static size_t emit_hot_cold(struct emit *e, const struct cmp *c,
 
 		snprintf(display, sizeof(display),
 			 "%" PRIu64 " cold, %" PRIu64 " hot, %" PRIu64 " notcold",
-			 n[CMP_CLASS_COLD], n[CMP_CLASS_HOT], n[CMP_CLASS_NOTCOLD]);
+			 n[MIB_COLD], n[MIB_HOT], n[MIB_NOTCOLD]);
 		emit_row(e, s ? "test" : "base", display);
-		emit_u64(e, "cold", n[CMP_CLASS_COLD]);
-		emit_u64(e, "hot", n[CMP_CLASS_HOT]);
-		emit_u64(e, "notcold", n[CMP_CLASS_NOTCOLD]);
+		emit_u64(e, "cold", n[MIB_COLD]);
+		emit_u64(e, "hot", n[MIB_HOT]);
+		emit_u64(e, "notcold", n[MIB_NOTCOLD]);
 		emit_end(e);
 	}
 	emit_u64(e, "flips", h.flips);
@@ -247,15 +247,15 @@ static size_t emit_hot_cold(struct emit *e, const struct cmp *c,
 	emit_list(e, "flipped");
 	for (size_t i = 0; i < c->n && (!o->top || listed < o->top); i++) {
 		const struct cmp_entry *x = &c->e[i];
-		enum cmp_class k[2];
+		enum mib_type k[2];
 
 		if (!cmp_flips(x, t, k))
 			continue;
 		listed++;
 		emit_object(e, NULL);
 		emit_str(e, "function", c->functions[x->function]);
-		emit_str(e, "base", cmp_class_name(k[0]));
-		emit_str(e, "test", cmp_class_name(k[1]));
+		emit_str(e, "base", mib_type_name(k[0]));
+		emit_str(e, "test", mib_type_name(k[1]));
 		emit_u64(e, "base_TotalSize", x->mib[0]->v[MIB_TotalSize]);
 		emit_u64(e, "test_TotalSize", x->mib[1]->v[MIB_TotalSize]);
 		if (!emit_frames(e, c, x, &sp)) {

@@ -16,7 +16,7 @@
 struct report_cmp_opts {
 	const char *base_path, *test_path;
 	enum cmp_match match;
-	struct cmp_thresholds thresholds;
+	struct mib_thresholds thresholds;
 	const char *function;	/* only this function, or NULL */
 	size_t top;		/* rows listed; 0 = all */
 	struct sym_demangler *demangler;	/* NULL: linkage names */

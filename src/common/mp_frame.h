@@ -80,6 +80,25 @@ static inline uint64_t mp_frame_where(const struct mp_frame *f)
 }
 
 /*
+ * A merge for LLVM's format keeps the records of one stack apart by their
+ * allocation class (enum mib_class, common/mp_mib.h), each context's
+ * class in a last frame, at the root: unsymbolized, without build id, at
+ * MP_FRAME_CLASS_BASE + class, which is no canonical address, so no PC.
+ * The LLVM export takes it out (exp_llvm.c).
+ */
+#define MP_FRAME_CLASS_BASE UINT64_C(0xffffffffffffff00)
+
+/* F's class if F is such a frame, else -1. */
+static inline int mp_frame_class(const struct mp_frame *f)
+{
+	if (mp_frame_symbolized(f) || f->build_id_size ||
+	    (f->flags & MP_FRAME_ADDRESS) || f->offset < MP_FRAME_CLASS_BASE ||
+	    f->offset - MP_FRAME_CLASS_BASE >= 16)
+		return -1;
+	return (int)(f->offset - MP_FRAME_CLASS_BASE);
+}
+
+/*
  * F for people, malloc'ed, whole whatever its length; NULL when out of
  * memory.  Symbolized: "NAME FILE:LINE:COLUMN[ [discriminator N]][
  * (inlined)]", NAME being NAME if not NULL (a demangled name) or the

@@ -144,3 +144,37 @@ uint32_t mib_hist_add(uint64_t *a, uint32_t na, const uint64_t *b,
 		a[i] = i < na ? sat_add(a[i], b[i]) : b[i];
 	return na > nb ? na : nb;
 }
+
+enum mib_class mib_alloc_class(const struct mp_mib *m,
+			       const struct mib_thresholds *t)
+{
+	float count = (float)m->v[MIB_AllocCount], density;
+
+	if (m->v[MIB_AllocCount] == 0)
+		return MIB_CLASS_DENSE;
+	density = (float)m->v[MIB_TotalLifetimeAccessDensity] / count / 100;
+	if (density < t->cold_density &&
+	    (float)m->v[MIB_TotalLifetime] / count >= t->cold_lifetime * 1000)
+		return MIB_CLASS_COLD;
+	if (density > t->hot_density)
+		return MIB_CLASS_HOT;
+	return density < t->cold_density ? MIB_CLASS_SHORT : MIB_CLASS_DENSE;
+}
+
+enum mib_type mib_alloc_type(const struct mp_mib *m,
+			     const struct mib_thresholds *t)
+{
+	static const enum mib_type of_class[MIB__CLASSES] = {
+		[MIB_CLASS_COLD] = MIB_COLD, [MIB_CLASS_SHORT] = MIB_NOTCOLD,
+		[MIB_CLASS_DENSE] = MIB_NOTCOLD, [MIB_CLASS_HOT] = MIB_HOT,
+	};
+
+	return of_class[mib_alloc_class(m, t)];
+}
+
+const char *mib_type_name(enum mib_type k)
+{
+	static const char *const names[] = { "notcold", "cold", "hot" };
+
+	return names[k];
+}

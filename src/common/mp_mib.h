@@ -72,6 +72,51 @@ void mib_fold(struct mp_mib *a, const struct mp_mib *b);
 void mib_scale(struct mp_mib *m, uint64_t w);
 
 /*
+ * A context's allocation type, as LLVM's MemProfUse pass decides it from
+ * its MIB (getAllocType in llvm/lib/Analysis/MemoryProfileInfo.cpp), in
+ * single precision like it:
+ *	density  = TotalLifetimeAccessDensity / AllocCount / 100
+ *	lifetime = TotalLifetime / AllocCount (ms)
+ *	cold     if density < cold_density and lifetime >= cold_lifetime * 1000
+ *	hot      else if density > hot_density
+ *	notcold  otherwise (and when AllocCount is 0)
+ * with LLVM's defaults 0.05 (memprof-lifetime-access-density-cold-
+ * threshold), 200 s (memprof-ave-lifetime-cold-threshold) and 1000
+ * (memprof-min-ave-lifetime-access-density-hot-threshold).
+ */
+enum mib_type { MIB_NOTCOLD, MIB_COLD, MIB_HOT };
+
+struct mib_thresholds {
+	float cold_density;	/* accesses per byte per lifetime second */
+	float cold_lifetime;	/* seconds */
+	float hot_density;
+};
+
+#define MIB_THRESHOLDS_DEFAULT { 0.05f, 200.0f, 1000.0f }
+
+enum mib_type mib_alloc_type(const struct mp_mib *m,
+			     const struct mib_thresholds *t);
+const char *mib_type_name(enum mib_type k);
+
+/*
+ * The type split finer, so that MIBs of one class fold into a MIB of the
+ * same class: the averages above of a fold are means of the parts',
+ * weighted by AllocCount, and each class is a convex set of (density,
+ * lifetime) - where two not-cold MIBs, one short-lived, one dense, can
+ * fold into a cold one.  (Up to rounding at the thresholds themselves.)
+ */
+enum mib_class {
+	MIB_CLASS_COLD,
+	MIB_CLASS_SHORT,	/* not cold: sparse, but too short-lived */
+	MIB_CLASS_DENSE,	/* not cold: too dense, not hot (or no count) */
+	MIB_CLASS_HOT,
+	MIB__CLASSES
+};
+
+enum mib_class mib_alloc_class(const struct mp_mib *m,
+			       const struct mib_thresholds *t);
+
+/*
  * Add histogram B (NB entries) into A (NA entries, capacity >= max(NA,NB)):
  * element-wise, keeping the longer.  Returns the new length.
  */

@@ -142,7 +142,7 @@ static enum mp_errcode add_context(struct exp_flame *f,
 				   struct mp_err *err)
 {
 	uint64_t value = c->mib.v[f->o.value];
-	enum cmp_class k = cmp_classify(&c->mib, &f->o.thresholds);
+	enum mib_type k = mib_alloc_type(&c->mib, &f->o.thresholds);
 	uint32_t node = 0;
 	enum mp_errcode rc;
 
@@ -351,14 +351,14 @@ static void put_fill(const struct writer *w, const struct exp_flame_node *n)
 	}
 	/* The class holding most of the frame's value: hot red, cold blue,
 	 * notcold orange; lightness varies so that neighbours differ. */
-	enum cmp_class k = CMP_CLASS_NOTCOLD;
+	enum mib_type k = MIB_NOTCOLD;
 
-	if (n->by_class[CMP_CLASS_COLD] > n->by_class[k])
-		k = CMP_CLASS_COLD;
-	if (n->by_class[CMP_CLASS_HOT] > n->by_class[k])
-		k = CMP_CLASS_HOT;
+	if (n->by_class[MIB_COLD] > n->by_class[k])
+		k = MIB_COLD;
+	if (n->by_class[MIB_HOT] > n->by_class[k])
+		k = MIB_HOT;
 	fprintf(w->out, "hsl(%u,%u%%,%u%%)",
-		k == CMP_CLASS_HOT ? h % 16 : k == CMP_CLASS_COLD ? 200 + h % 30
+		k == MIB_HOT ? h % 16 : k == MIB_COLD ? 200 + h % 30
 		: 28 + h % 24, 70 + (h >> 8) % 20, 55 + (h >> 16) % 14);
 }
 
@@ -377,7 +377,7 @@ static void put_title(const struct writer *w, const struct exp_flame_node *n)
 		for (int k = 0; k < 3; k++)
 			if (n->by_class[k])
 				fprintf(w->out, ", %s %.1f%%",
-					cmp_class_name((enum cmp_class)k),
+					mib_type_name((enum mib_type)k),
 					percent(n->by_class[k], t));
 	} else {
 		fprintf(w->out, "\ntest %s %s (%.2f%%), base %s", grouped(t, g1),

@@ -47,6 +47,8 @@ struct exp_llvm_stack {
 
 struct exp_llvm_ctx {
 	uint32_t stack;
+	uint32_t cls;		/* its class's MP_FRAME_CLASS_BASE offset + 1,
+				 * or 0 (a merge folding all records) */
 	struct mp_mib mib;
 };
 
@@ -153,8 +155,10 @@ static enum mp_errcode intern_stack(struct exp_llvm *x, const uint32_t *ids,
 
 static bool same_ctx(const void *key, uint32_t id, const void *arg)
 {
-	return ((const struct exp_llvm *)arg)->ctxs[id].stack ==
-	       *(const uint32_t *)key;
+	const struct exp_llvm_ctx *c = &((const struct exp_llvm *)arg)->ctxs[id];
+	const uint32_t *k = key;
+
+	return c->stack == k[0] && c->cls == k[1];
 }
 
 static bool same_site(const void *key, uint32_t id, const void *arg)
@@ -203,9 +207,19 @@ enum mp_errcode exp_llvm_add(struct exp_llvm *x, const struct mp_frame *frames,
 			     struct mp_err *err)
 {
 	enum mp_errcode rc = MP_OK;
-	uint32_t nids = 0, stack, id;
+	uint32_t nids = 0, stack, id, key[2];
 	uint64_t h;
+	int cls = n ? mp_frame_class(&frames[n - 1]) : -1;
 
+	/*
+	 * A merge for this format keeps records of different allocation
+	 * classes apart, as llvm-profdata keeps every record: clang then
+	 * sees a context both cold and not cold where it is, not the type
+	 * of the sums.  Records of one class fold (their sums stay in the
+	 * class).
+	 */
+	if (cls >= 0)
+		n--;
 	if (!MP_GROW(x->scratch, x->ascratch, (size_t)n + 1))
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	/* The kept PCs' frames, as frame ids. */
@@ -228,9 +242,11 @@ enum mp_errcode exp_llvm_add(struct exp_llvm *x, const struct mp_frame *frames,
 	}
 	if ((rc = intern_stack(x, x->scratch, nids, &stack)))
 		return mp_fail(err, rc, NULL);
-	/* Equal contexts fold. */
-	h = mp_hash64(stack);
-	id = ht_find(&x->ctx_ht, h, same_ctx, &stack, x);
+	/* Equal contexts of one class fold. */
+	key[0] = stack;
+	key[1] = (uint32_t)(cls + 1);
+	h = mp_hash64(stack ^ (uint64_t)key[1] << 32);
+	id = ht_find(&x->ctx_ht, h, same_ctx, key, x);
 	if (id != HT_NONE) {
 		mib_fold(&x->ctxs[id].mib, mib);
 		return MP_OK;
@@ -239,6 +255,7 @@ enum mp_errcode exp_llvm_add(struct exp_llvm *x, const struct mp_frame *frames,
 	    ht_insert(&x->ctx_ht, h, (uint32_t)x->nctxs))
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	x->ctxs[x->nctxs].stack = stack;
+	x->ctxs[x->nctxs].cls = key[1];
 	x->ctxs[x->nctxs].mib = *mib;
 	x->nctxs++;
 
@@ -395,11 +412,12 @@ static int by_stack(const void *a, const void *b, void *arg)
 	return s->n < t->n ? -1 : s->n > t->n;
 }
 
-/* A record's entries: (GUID, kind, call stack position, context). */
+/* A record's entries: (GUID, kind, call stack position, class, context). */
 struct rec_ent {
 	uint64_t guid;
 	uint32_t kind;		/* 0: alloc site, 1: call site */
 	uint32_t pos;
+	uint32_t cls;		/* alloc site: its context's, apart by class */
 	uint32_t ctx;		/* alloc site: its context; call site: its stack */
 };
 
@@ -411,7 +429,9 @@ static int by_rec_ent(const void *a, const void *b)
 		return x->guid < y->guid ? -1 : 1;
 	if (x->kind != y->kind)
 		return x->kind < y->kind ? -1 : 1;
-	return x->pos < y->pos ? -1 : x->pos > y->pos;
+	if (x->pos != y->pos)
+		return x->pos < y->pos ? -1 : 1;
+	return x->cls < y->cls ? -1 : x->cls > y->cls;
 }
 
 static enum mp_errcode gather_records(struct exp_llvm *x, struct rec_ent **out,
@@ -442,14 +462,14 @@ static enum mp_errcode gather_records(struct exp_llvm *x, struct rec_ent **out,
 				&x->frames[x->stack_ids[s->first + i]];
 
 			e[n++] = (struct rec_ent){ f->guid, 0, s->pos,
-						   (uint32_t)c };
+						   x->ctxs[c].cls, (uint32_t)c };
 			if (!f->inlined)
 				break;
 		}
 	}
 	for (size_t i = 0; i < x->nsites; i++)
 		e[n++] = (struct rec_ent){ x->sites[i].guid, 1,
-					   x->stacks[x->sites[i].stack].pos,
+					   x->stacks[x->sites[i].stack].pos, 0,
 					   x->sites[i].stack };
 	qsort(e, n, sizeof(*e), by_rec_ent);
 	*out = e;

@@ -253,7 +253,7 @@ static void label(struct pb *s, struct pprof *p, const char *key,
 /* One sample per context: its locations, its four values, its labels. */
 static void sample(struct pprof *p, const struct view_context *c)
 {
-	static const struct cmp_thresholds t = CMP_THRESHOLDS_DEFAULT;
+	static const struct mib_thresholds t = MIB_THRESHOLDS_DEFAULT;
 	const struct mp_mib *m = &c->mib;
 	struct pb s = { 0 }, ids = { 0 }, vals = { 0 };
 	uint64_t allocs = m->v[MIB_AllocCount];
@@ -276,7 +276,7 @@ static void sample(struct pprof *p, const struct view_context *c)
 	label(&s, p, "lifetime_access_density", NULL,
 	      allocs ? (int64_t)(m->v[MIB_TotalLifetimeAccessDensity] / allocs)
 		     : 0, NULL);
-	label(&s, p, "alloc_type", cmp_class_name(cmp_classify(m, &t)), 0, NULL);
+	label(&s, p, "alloc_type", mib_type_name(mib_alloc_type(m, &t)), 0, NULL);
 	p->failed |= s.oom || ids.oom || vals.oom;
 	pb_sub(&p->out, 2, s.d, s.n);
 	free(s.d);

@@ -162,7 +162,7 @@ enum { EXP_FLAME_TEST = 0, EXP_FLAME_BASE = 1 };
 
 struct exp_flame_opts {
 	enum mib_field value;		/* the width */
-	struct cmp_thresholds thresholds;	/* the colour */
+	struct mib_thresholds thresholds;	/* the colour */
 	struct sym_demangler *dm;	/* NULL: linkage names */
 	unsigned width;			/* pixels; 1200 is usual */
 	const char *title;		/* NULL: "Heap flame graph" */

@@ -30,6 +30,18 @@
 
 enum { SPACE_ESCAPE, SPACE_ADDRESS, SPACE_FIRST };
 
+/*
+ * With opts.llvm_types, a stack's last key is its record's allocation
+ * class: CLASS_KEY + class, the escapes' last values, which no escape
+ * reaches.  It is no location: it becomes the class's root frame.
+ */
+#define CLASS_KEY (LOC_MASK - (MIB__CLASSES - 1))
+
+static bool is_class_key(uint64_t key)
+{
+	return key >= CLASS_KEY && key <= LOC_MASK;
+}
+
 struct merge_space {
 	int32_t module;		/* sym module, or -1: a bare build id */
 	uint32_t build_id_size;
@@ -256,7 +268,7 @@ static enum mp_errcode loc_key(struct merge *m, uint64_t space, uint64_t value,
 	pthread_mutex_lock(&m->lock);
 	id = ht_find(&m->escape_ht, h, escape_eq, &k, m);
 	if (id == HT_NONE) {
-		if (m->nescapes > LOC_MASK || m->nescapes >= UINT32_MAX - 1)
+		if (m->nescapes >= CLASS_KEY || m->nescapes >= UINT32_MAX - 1)
 			rc = MP_E_TOO_LARGE;
 		else if (!MP_GROW(m->escapes, m->aescapes, m->nescapes + 1) ||
 			 ht_insert(&m->escape_ht, h, (uint32_t)m->nescapes))
@@ -438,6 +450,9 @@ static enum mp_errcode note_new(struct scratch *s, struct ctab_entry *e)
 						   (64 - SEEN_RECENT_BITS)];
 		uint32_t dummy;
 
+		if (is_class_key(key))
+			continue;
+
 		/* Tag 0 is an empty slot: key 2^64 - 1 goes to the map. */
 		if (tag && *recent == tag)
 			continue;
@@ -567,7 +582,7 @@ fold_pcs(struct merge *m, struct scratch *s, const struct raw_file *rf,
 			  !(s->batch_mib = malloc(MERGE_BATCH * sizeof(*s->batch_mib))) ||
 			  !(s->batch_order = malloc(MERGE_BATCH * sizeof(*s->batch_order)))))
 		return mp_fail(err, MP_E_NOMEM, NULL);
-	if (!MP_GROW(s->batch_keys, s->abatch_keys, s->nbatch_keys + npcs))
+	if (!MP_GROW(s->batch_keys, s->abatch_keys, s->nbatch_keys + npcs + 1))
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	/*
 	 * One pass over the PCs: the key, the hash.  Most PCs fall in one of
@@ -603,6 +618,10 @@ fold_pcs(struct merge *m, struct scratch *s, const struct raw_file *rf,
 		}
 		keys[k] = key;
 		hash = ctab_hash_step(hash, key);
+	}
+	if (m->opts.llvm_types) {
+		keys[npcs] = CLASS_KEY + mib_alloc_class(mib, m->opts.llvm_types);
+		hash = ctab_hash_step(hash, keys[npcs++]);
 	}
 	hash = ctab_hash_end(hash, npcs);
 	if (nhist == 0 && nsamp == 0) {
@@ -788,20 +807,40 @@ static enum mp_errcode publish(struct merge *m, struct scratch *s)
 	return rc;
 }
 
+/* The frame id of class CLS's root frame (MP_FRAME_CLASS_BASE). */
+static enum mp_errcode class_frame(struct merge *m, uint32_t cls,
+				   uint32_t *id)
+{
+	struct mp_frame f = { .offset = MP_FRAME_CLASS_BASE + cls };
+	enum mp_errcode rc;
+
+	if (!m->class_frame[cls]) {
+		if ((rc = idx_builder_frame(&m->b, &f, id)))
+			return rc;
+		m->class_frame[cls] = *id + 1;
+	}
+	*id = m->class_frame[cls] - 1;
+	return MP_OK;
+}
+
 /*
  * Give entry E its node in the builder's trie: its stack as frames, less
- * the runtime's leading ones (all of them if there is nothing else).
- * Every key of E is symbolized.  b_lock held.
+ * the runtime's leading ones (all of them if there is nothing else), and
+ * its class's root frame if its last key is a class.  Every location key
+ * of E is symbolized.  b_lock held.
  */
 static enum mp_errcode place(struct merge *m, struct ctab_entry *e,
 			     struct mp_err *err)
 {
 	bool leading = !m->opts.keep_runtime;
 	size_t n = 0, start = 0;
+	uint32_t nkeys = e->nkeys, node;
+	int cls = -1;
 	enum mp_errcode rc;
-	uint32_t node;
 
-	for (uint32_t k = 0; k < e->nkeys; k++) {
+	if (nkeys && is_class_key(e->keys[nkeys - 1]))
+		cls = (int)(e->keys[--nkeys] - CLASS_KEY);
+	for (uint32_t k = 0; k < nkeys; k++) {
 		uint32_t loc, first, len;
 
 		if (!ht_map_get(&m->loc_map, e->keys[k], &loc))
@@ -822,6 +861,12 @@ static enum mp_errcode place(struct merge *m, struct ctab_entry *e,
 	}
 	if (start == n)
 		start = 0;	/* all runtime: keep it all */
+	if (cls >= 0) {
+		if (!MP_GROW(m->stack, m->astack, n + 1))
+			return mp_fail(err, MP_E_NOMEM, NULL);
+		if ((rc = class_frame(m, (uint32_t)cls, &m->stack[n++])))
+			return mp_fail(err, rc, NULL);
+	}
 	if ((rc = idx_builder_node(&m->b, m->stack + start,
 				   (uint32_t)(n - start), &node, err)))
 		return rc;

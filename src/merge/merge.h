@@ -103,6 +103,14 @@ struct merge_opts {
 	bool indexed_output;
 	struct mp_read_opts read;	/* how inputs are read (merge_init
 					 * sets the defaults) */
+	/*
+	 * For LLVM's format: raw records of one stack fold by allocation
+	 * class under these thresholds (mib_alloc_class()), each class a
+	 * context of its own, marked by a root frame (MP_FRAME_CLASS_BASE),
+	 * so that the export gives clang the types of llvm-profdata's
+	 * unfolded records.  NULL: all fold.
+	 */
+	const struct mib_thresholds *llvm_types;
 	merge_report_fn *report;	/* may be NULL */
 	void *report_arg;
 };
@@ -176,6 +184,8 @@ struct merge {
 	size_t nids, aids, aruntime;
 	uint32_t *stack;		/* one stack's frame ids */
 	size_t astack;
+	uint32_t class_frame[MIB__CLASSES];	/* opts.llvm_types: the
+						 * classes' frame ids + 1 */
 };
 
 void merge_init(struct merge *m, const struct merge_opts *opts,

@@ -34,13 +34,6 @@ const char *cmp_match_name(enum cmp_match m)
 	return match_names[m];
 }
 
-const char *cmp_class_name(enum cmp_class k)
-{
-	static const char *const names[] = { "notcold", "cold", "hot" };
-
-	return names[k];
-}
-
 int cmp_metric_parse(const char *s)
 {
 	static const struct {
@@ -68,22 +61,6 @@ bool cmp_metric_known(const char *s, size_t len)
 	memcpy(name, s, len);
 	name[len] = '\0';
 	return cmp_metric_parse(name) >= 0;
-}
-
-enum cmp_class cmp_classify(const struct mp_mib *m,
-			    const struct cmp_thresholds *t)
-{
-	float count = (float)m->v[MIB_AllocCount], density;
-
-	if (m->v[MIB_AllocCount] == 0)
-		return CMP_CLASS_NOTCOLD;
-	density = (float)m->v[MIB_TotalLifetimeAccessDensity] / count / 100;
-	if (density < t->cold_density &&
-	    (float)m->v[MIB_TotalLifetime] / count >= t->cold_lifetime * 1000)
-		return CMP_CLASS_COLD;
-	if (density > t->hot_density)
-		return CMP_CLASS_HOT;
-	return CMP_CLASS_NOTCOLD;
 }
 
 /* ---- keys ---- */

@@ -23,16 +23,8 @@
  * computed as sum_i min(b_i T, t_i B) / (B T) in 128-bit integers, so a
  * profile against itself, or against itself scaled, gives exactly 1.
  *
- * Hot and cold are decided as LLVM's MemProfUse pass does (getAllocType in
- * llvm/lib/Analysis/MemoryProfileInfo.cpp), in single precision like it:
- *	density  = TotalLifetimeAccessDensity / AllocCount / 100
- *	lifetime = TotalLifetime / AllocCount (ms)
- *	cold     if density < cold_density and lifetime >= cold_lifetime * 1000
- *	hot      else if density > hot_density
- *	notcold  otherwise
- * with LLVM's defaults 0.05 (memprof-lifetime-access-density-cold-
- * threshold), 200 s (memprof-ave-lifetime-cold-threshold) and 1000
- * (memprof-min-ave-lifetime-access-density-hot-threshold).
+ * Hot and cold are decided as LLVM's MemProfUse pass does
+ * (mib_alloc_type(), common/mp_mib.h).
  */
 #ifndef COMPARE_H
 #define COMPARE_H
@@ -48,16 +40,6 @@
 #include "view.h"
 
 enum cmp_match { CMP_MATCH_COLUMN, CMP_MATCH_LINE, CMP_MATCH_FUNCTION };
-
-enum cmp_class { CMP_CLASS_NOTCOLD, CMP_CLASS_COLD, CMP_CLASS_HOT };
-
-struct cmp_thresholds {
-	float cold_density;	/* accesses per byte per lifetime second */
-	float cold_lifetime;	/* seconds */
-	float hot_density;
-};
-
-#define CMP_THRESHOLDS_DEFAULT { 0.05f, 200.0f, 1000.0f }
 
 enum { CMP_BASE = 0, CMP_TEST = 1 };
 
@@ -143,10 +125,6 @@ double cmp_overlap(const struct cmp *c, enum mib_field f, long fn);
 void cmp_totals(const struct cmp *c, enum mib_field f, long fn,
 		uint64_t out[2]);
 
-enum cmp_class cmp_classify(const struct mp_mib *m,
-			    const struct cmp_thresholds *t);
-const char *cmp_class_name(enum cmp_class k);
-
 /*
  * A MIB field named by its name (case-insensitive) or an alias: allocs,
  * bytes, accesses, lifetime.  -1 if neither.
@@ -172,15 +150,15 @@ void cmp_matching(const struct cmp *c, struct cmp_matching *m);
 
 /* E's class on each side (notcold where absent); true if both sides have
  * it and the classes differ. */
-bool cmp_flips(const struct cmp_entry *e, const struct cmp_thresholds *t,
-	       enum cmp_class k[2]);
+bool cmp_flips(const struct cmp_entry *e, const struct mib_thresholds *t,
+	       enum mib_type k[2]);
 
 struct cmp_hot_cold {
-	uint64_t count[2][3];		/* per side, per enum cmp_class */
+	uint64_t count[2][3];		/* per side, per enum mib_type */
 	uint64_t flips;			/* entries whose class differs */
 	uint64_t flipped_bytes[2];	/* their TotalSize per side */
 };
-void cmp_hot_cold(const struct cmp *c, const struct cmp_thresholds *t,
+void cmp_hot_cold(const struct cmp *c, const struct mib_thresholds *t,
 		  struct cmp_hot_cold *h);
 
 /*

@@ -79,22 +79,22 @@ void cmp_matching(const struct cmp *c, struct cmp_matching *m)
 	}
 }
 
-bool cmp_flips(const struct cmp_entry *e, const struct cmp_thresholds *t,
-	       enum cmp_class k[2])
+bool cmp_flips(const struct cmp_entry *e, const struct mib_thresholds *t,
+	       enum mib_type k[2])
 {
 	for (int s = 0; s < 2; s++)
-		k[s] = e->present[s] ? cmp_classify(e->mib[s], t)
-				     : CMP_CLASS_NOTCOLD;
+		k[s] = e->present[s] ? mib_alloc_type(e->mib[s], t)
+				     : MIB_NOTCOLD;
 	return e->present[0] && e->present[1] && k[0] != k[1];
 }
 
-void cmp_hot_cold(const struct cmp *c, const struct cmp_thresholds *t,
+void cmp_hot_cold(const struct cmp *c, const struct mib_thresholds *t,
 		  struct cmp_hot_cold *h)
 {
 	memset(h, 0, sizeof(*h));
 	for (size_t i = 0; i < c->n; i++) {
 		const struct cmp_entry *e = &c->e[i];
-		enum cmp_class k[2];
+		enum mib_type k[2];
 		bool flip = cmp_flips(e, t, k);
 
 		for (int s = 0; s < 2; s++)

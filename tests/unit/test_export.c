@@ -106,6 +106,49 @@ static uint64_t le64(const char *p)
 	return v;
 }
 
+/*
+ * A context's class frame (MP_FRAME_CLASS_BASE, at the root) is no part
+ * of its stack, but keeps records of different classes apart: the same
+ * frames in classes 0, 1 and 0 again make two contexts, in either order,
+ * and the same bytes.
+ */
+START_TEST(class_frames_keep_records_apart)
+{
+	struct mp_frame c0[4], c1[4];
+	struct exp_llvm_opts o = { .header_version = 8, .memprof_version = 3 };
+	struct mp_err err = { 0 };
+	struct mp_mib m = { { 0 } };
+	char *buf[2] = { NULL, NULL };
+	size_t len[2];
+
+	memcpy(c0, ctx_a, sizeof(ctx_a));
+	memcpy(c1, ctx_a, sizeof(ctx_a));
+	c0[3] = (struct mp_frame){ .offset = MP_FRAME_CLASS_BASE };
+	c1[3] = (struct mp_frame){ .offset = MP_FRAME_CLASS_BASE + 1 };
+	ck_assert_int_eq(mp_frame_class(&c1[3]), 1);
+	ck_assert_int_eq(mp_frame_class(&c0[2]), -1);
+	m.v[MIB_AllocCount] = 2;
+	for (int order = 0; order < 2; order++) {
+		struct exp_llvm x;
+		FILE *fp = open_memstream(&buf[order], &len[order]);
+
+		exp_llvm_init(&x);
+		ck_assert_int_eq(exp_llvm_add(&x, order ? c1 : c0, 4, &m, &err), MP_OK);
+		ck_assert_int_eq(exp_llvm_add(&x, order ? c0 : c1, 4, &m, &err), MP_OK);
+		ck_assert_int_eq(exp_llvm_add(&x, c0, 4, &m, &err), MP_OK);
+		ck_assert_uint_eq(x.nctxs, 2);
+		ck_assert_uint_eq(x.nstacks, 3);	/* the stack, 2 call sites */
+		ck_assert_int_eq(exp_llvm_write(&x, &o, fp, &err), MP_OK);
+		fclose(fp);
+		exp_llvm_release(&x);
+	}
+	ck_assert_uint_eq(len[0], len[1]);
+	ck_assert_mem_eq(buf[0], buf[1], len[0]);
+	free(buf[0]);
+	free(buf[1]);
+}
+END_TEST
+
 START_TEST(layout_and_determinism)
 {
 	size_t n1, n2, n3;
@@ -268,6 +311,7 @@ int main(void)
 	tcase_add_test(tc, guids_are_md5_of_the_canonical_name);
 	tcase_add_test(tc, canonical_names);
 	tcase_add_test(tc, layout_and_determinism);
+	tcase_add_test(tc, class_frames_keep_records_apart);
 	tcase_add_test(tc, bad_header_version);
 	tcase_add_test(tc, read_back);
 	tcase_add_loop_test(tc, truncation_and_mutation_sweeps, 0, 4);

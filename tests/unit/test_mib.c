@@ -158,6 +158,63 @@ START_TEST(histograms_add_keeping_the_longer)
 }
 END_TEST
 
+/*
+ * Types as LLVM decides them, and classes that survive folding: MIBs of
+ * one class (random around the thresholds, LLVM's and a 1 s lifetime)
+ * fold into a MIB of that class, and so of that type; two not-cold MIBs
+ * of different classes can fold into a cold one, which is why the
+ * classes exist.
+ */
+static struct mp_mib typed(uint64_t count, uint64_t density100,
+			   uint64_t lifetime_ms)
+{
+	struct mp_mib m = { { 0 } };
+
+	m.v[MIB_AllocCount] = count;
+	m.v[MIB_TotalLifetimeAccessDensity] = density100 * count;
+	m.v[MIB_TotalLifetime] = lifetime_ms * count;
+	return m;
+}
+
+START_TEST(types_and_classes)
+{
+	struct mib_thresholds t = MIB_THRESHOLDS_DEFAULT, one = t;
+	struct mp_mib cold = typed(10, 4, 300000), hot = typed(3, 100001, 5);
+	struct mp_mib dense = typed(1000, 6, 500000), brief = typed(1000, 0, 10);
+	struct mp_mib sum = dense;
+	unsigned seed = 12345;
+
+	one.cold_lifetime = 1;
+	ck_assert_int_eq(mib_alloc_type(&cold, &t), MIB_COLD);
+	ck_assert_int_eq(mib_alloc_type(&hot, &t), MIB_HOT);
+	ck_assert_int_eq(mib_alloc_type(&dense, &t), MIB_NOTCOLD);
+	ck_assert_int_eq(mib_alloc_type(&brief, &t), MIB_NOTCOLD);
+	ck_assert_int_eq(mib_alloc_type(&brief, &one), MIB_NOTCOLD);
+	ck_assert_str_eq(mib_type_name(MIB_NOTCOLD), "notcold");
+	/* Two not-cold MIBs, one too dense, one too brief: a cold sum. */
+	mib_fold(&sum, &brief);
+	ck_assert_int_eq(mib_alloc_type(&sum, &t), MIB_COLD);
+	ck_assert_int_ne(mib_alloc_class(&dense, &t), mib_alloc_class(&brief, &t));
+	for (int round = 0; round < 20000; round++) {
+		const struct mib_thresholds *th = round & 1 ? &one : &t;
+		struct mp_mib a = typed(1 + rand_r(&seed) % 1000,
+					(uint64_t)rand_r(&seed) % 12,
+					(uint64_t)rand_r(&seed) % 400000);
+		struct mp_mib b = typed(1 + rand_r(&seed) % 1000,
+					(uint64_t)rand_r(&seed) % 12,
+					(uint64_t)rand_r(&seed) % 400000);
+		enum mib_class k = mib_alloc_class(&a, th);
+
+		if (round % 7 == 0)	/* now and then a hot one */
+			b.v[MIB_TotalLifetimeAccessDensity] *= 100000;
+		if (mib_alloc_class(&b, th) != k)
+			continue;
+		mib_fold(&a, &b);
+		ck_assert_int_eq(mib_alloc_class(&a, th), k);
+	}
+}
+END_TEST
+
 START_TEST(field_table)
 {
 	ck_assert_int_eq(mib_field_by_name("AllocCount"), MIB_AllocCount);
@@ -184,6 +241,7 @@ int main(void)
 	tcase_add_test(tc, scale_counts_not_extremes);
 	tcase_add_test(tc, histograms_add_keeping_the_longer);
 	tcase_add_test(tc, field_table);
+	tcase_add_test(tc, types_and_classes);
 	suite_add_tcase(s, tc);
 	return check_failures(s) ? EXIT_FAILURE : EXIT_SUCCESS;
 }
