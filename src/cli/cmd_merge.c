@@ -556,7 +556,14 @@ int cmd_merge(int argc, char **argv)
 	if (cli_sym_usage(&cli_cmd_merge, &so))
 		goto out;
 	opts.keep_runtime = so.keep_runtime;
-	opts.keep_bad_frames = so.keep_bad_frames;
+	/*
+	 * llvm-profdata keeps the frames past a PC in no segment (an
+	 * unwinder's garbage past code without frame pointers), dropping
+	 * only the PCs it cannot symbolize: where some of them are the
+	 * program's, clang gives their calls call sites, so an export that
+	 * cut the stack there gave other IR (cppcheck, libstdc++'s frames).
+	 */
+	opts.keep_bad_frames = so.keep_bad_frames || xo.format == OUT_LLVM;
 	opts.read.max_size = so.max_input;
 	prog.show = prog.show && isatty(STDERR_FILENO);
 	prog.start = now();

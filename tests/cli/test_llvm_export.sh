@@ -92,6 +92,25 @@ compare "hotcold.cc, one profile" "$SRC/hotcold.cc" hc $one
 compare "hotcold.cc, eight profiles merged" "$SRC/hotcold.cc" hc $eight
 compare "the C++ fixture cxx.cc" "$ROOT/tests/fixtures/src/cxx.cc" \
 	"$ROOT/tests/fixtures/cxx.pie" "$ROOT/tests/fixtures/cxx.v4.profraw"
+# A PC in no segment past the leaf (an unwinder's garbage past code
+# without frame pointers, as in libstdc++; tests/cli/src/garbage_frame.cc
+# makes one): llvm-profdata-19 drops that PC and keeps the frames past
+# it, so main's call gets a !callsite; so must the export keep them,
+# where show and our format cut the stack there.
+if [ "$(uname -m)" = x86_64 ]; then
+	if clang++-19 $CF -mno-red-zone "$SRC/garbage_frame.cc" -o gf 2>err &&
+	   (MEMPROF_OPTIONS=log_path="$tmp/gf.prof" ./gf) 2>>err; then
+		compare "garbage_frame.cc, a return address in no segment past the leaf" \
+			"$SRC/garbage_frame.cc" gf gf.prof.*
+		if grep -q 'call .*caller.*!callsite' O.ir; then
+			ok "garbage_frame.cc: main's call of caller(), past the garbage, gets its !callsite"
+		else
+			notok "garbage_frame.cc: no !callsite on main's call of caller()"
+		fi
+	else
+		notok "build and run tests/cli/src/garbage_frame.cc: $(cat err)"
+	fi
+fi
 # An allocation inlined into its caller when profiled, a call of its own
 # when the profile is used: the caller's call site comes from the inline
 # frames of the allocation's own address.  The IR must be llvm-profdata's,
