@@ -593,6 +593,12 @@ int cmd_merge(int argc, char **argv)
 			 "(garbage past code without frame pointers; "
 			 "--keep-bad-frames keeps them)", m.cut,
 			 m.cut == 1 ? "" : "s");
+	if (m.kept_bad)
+		cli_note(NULL, "%" PRIu64 " raw stack%s with a PC in no segment "
+			 "past the leaf (garbage past code without frame "
+			 "pointers), kept whole%s", m.kept_bad,
+			 m.kept_bad == 1 ? "" : "s", so.keep_bad_frames ? "" :
+			 ", as llvm-profdata keeps them");
 	if (m.resymbolized)
 		cli_note(NULL, "%" PRIu64 " unsymbolized frame%s of indexed inputs "
 			 "symbolized with the binaries given (they merge with "

@@ -491,19 +491,22 @@ static enum mp_errcode flush(struct merge *m, struct scratch *s,
 /*
  * The location key of PC, the K-th of a stack of profile P, the slow way:
  * its segment found (and learnt, the first time), an escape interned if
- * need be.  *CUT: the stack ends before PC.  A range whose keys need no
+ * need be.  *BAD: PC lies in no segment past the leaf, and the stack
+ * ends before it (BAD_CUT) or keeps it (BAD_KEPT, opts.keep_bad_frames).  A range whose keys need no
  * escape becomes S's first fast range, the other one its second.
  */
+enum { BAD_NONE, BAD_CUT, BAD_KEPT };
+
 static __attribute__((noinline)) enum mp_errcode
 key_of_pc(struct merge *m, struct scratch *s, const struct raw_profile *prof,
-	  size_t p, uint64_t pc, uint32_t k, uint64_t *key, bool *cut,
+	  size_t p, uint64_t pc, uint32_t k, uint64_t *key, int *bad,
 	  struct mp_err *err)
 {
 	uint64_t space = SPACE_ADDRESS, value = pc;
 	int64_t seg = raw_segment_of(prof, pc, &s->hint);
 	enum mp_errcode rc;
 
-	*cut = false;
+	*bad = BAD_NONE;
 	if (seg >= 0) {
 		const struct raw_seg_range *r = &prof->ranges[s->hint];
 		struct segmap *sm = &s->segs[s->base[p] + (size_t)seg];
@@ -525,15 +528,16 @@ key_of_pc(struct merge *m, struct scratch *s, const struct raw_profile *prof,
 				sm->delta + (space << LOC_BITS),
 			};
 		}
-	} else if (k > 0 && !m->opts.keep_bad_frames && prof->nranges) {
+	} else if (k > 0 && prof->nranges) {
 		/*
 		 * Past code without frame pointers an unwinder reads garbage:
 		 * cut the stack at its first PC after the leaf in no segment
 		 * (as sym_stack_symbolize() does for show), unless told to
-		 * keep it.
+		 * keep it; either way counted, not warned about PC by PC.
 		 */
-		*cut = true;
-		return MP_OK;
+		*bad = m->opts.keep_bad_frames ? BAD_KEPT : BAD_CUT;
+		if (*bad == BAD_CUT)
+			return MP_OK;
 	} else if (!s->warned_unmapped) {
 		/* For sym_map_pc()'s warning, once per input. */
 		struct sym_addr a;
@@ -570,6 +574,7 @@ fold_pcs(struct merge *m, struct scratch *s, const struct raw_file *rf,
 	struct fast_range f0, f1;
 	enum mp_errcode rc;
 	struct ctab_entry *added;
+	bool kept_bad = false;
 
 	if (npcs == 0)
 		return MP_OK;	/* no stack: nothing to attach it to */
@@ -603,22 +608,25 @@ fold_pcs(struct merge *m, struct scratch *s, const struct raw_file *rf,
 		} else if (pc - f1.lo < f1.span) {
 			key = pc + f1.add;
 		} else {
-			bool cut;
+			int bad;
 
-			rc = key_of_pc(m, s, prof, p, pc, k, &key, &cut, err);
+			rc = key_of_pc(m, s, prof, p, pc, k, &key, &bad, err);
 			if (rc)
 				return rc;
-			if (cut) {
+			if (bad == BAD_CUT) {
 				npcs = k;
 				__atomic_fetch_add(&m->cut, 1, __ATOMIC_RELAXED);
 				break;
 			}
+			kept_bad |= bad == BAD_KEPT;
 			f0 = s->fast[0];
 			f1 = s->fast[1];
 		}
 		keys[k] = key;
 		hash = ctab_hash_step(hash, key);
 	}
+	if (kept_bad)
+		__atomic_fetch_add(&m->kept_bad, 1, __ATOMIC_RELAXED);
 	if (m->opts.llvm_types) {
 		keys[npcs] = CLASS_KEY + mib_alloc_class(mib, m->opts.llvm_types);
 		hash = ctab_hash_step(hash, keys[npcs++]);

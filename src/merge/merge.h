@@ -139,6 +139,7 @@ struct merge {
 	size_t saturated;	/* contexts with a field clamped at 2^64 - 1,
 				 * known once written */
 	uint64_t cut;		/* raw stacks cut at a PC in no segment */
+	uint64_t kept_bad;	/* and those kept whole (keep_bad_frames) */
 	uint64_t resymbolized;	/* indexed inputs' unsymbolized stack entries
 				 * symbolized by this merge's binaries */
 	const char *failed_input;	/* the input that stopped the merge */

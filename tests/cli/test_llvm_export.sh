@@ -107,6 +107,14 @@ if [ "$(uname -m)" = x86_64 ]; then
 		else
 			notok "garbage_frame.cc: no !callsite on main's call of caller()"
 		fi
+		# Said once, as a count: not the first garbage PC a thread met.
+		"$MD" merge --format=llvm --no-progress -o w.prof --binary=gf gf.prof.* 2>err
+		if grep -q "note: 10 raw stacks with a PC in no segment past the leaf (garbage past code without frame pointers), kept whole, as llvm-profdata keeps them" err &&
+		   ! grep -q "lies in no segment" err; then
+			ok "garbage_frame.cc: the stacks kept past a PC in no segment are counted in a note"
+		else
+			notok "garbage_frame.cc: merge said '$(cat err)'"
+		fi
 	else
 		notok "build and run tests/cli/src/garbage_frame.cc: $(cat err)"
 	fi

@@ -128,7 +128,9 @@ PY
 "$MD" show --format=json --binary="$FX/cxx.pie" garbage.profraw >cut.json 2>/dev/null
 "$MD" show --format=json --keep-bad-frames --binary="$FX/cxx.pie" garbage.profraw >kept.json 2>/dev/null
 "$MD" merge --no-progress -o cut.memprof --binary="$FX/cxx.pie" garbage.profraw 2>merr
-if python3 - cut.json kept.json <<'PY' && grep -q 'note: 1 raw stack cut at a PC in no segment' merr
+"$MD" merge --no-progress --keep-bad-frames -o kept.memprof --binary="$FX/cxx.pie" garbage.profraw 2>>merr
+kept_note='note: 1 raw stack with a PC in no segment past the leaf (garbage past code without frame pointers), kept whole$'
+if python3 - cut.json kept.json <<'PY' && grep -q 'note: 1 raw stack cut at a PC in no segment' merr && grep -q "$kept_note" merr
 import json, sys
 cut, kept = (json.load(open(f)) for f in sys.argv[1:])
 assert cut["symbolization"]["frames"]["stacks_cut"] == 1
@@ -141,7 +143,7 @@ assert ["_Znwm"] in names(cut), names(cut)
 assert ["0x6bc6b61e02bf", "main", "__libc_start_call_main"] in names(kept), names(kept)
 PY
 then
-	ok "a stack with a PC in no segment: cut after the leaf and counted (show's stacks_cut, merge's note), kept with --keep-bad-frames"
+	ok "a stack with a PC in no segment: cut after the leaf and counted (show's stacks_cut, merge's note), kept with --keep-bad-frames (counted too)"
 else
 	notok "stack cut: $(cat merr)"
 fi
