@@ -30,8 +30,8 @@ const struct cli_command cli_cmd_merge = {
 		    "[--max-input-size=SIZE] [--keep-bad-frames] [--no-symbol-cache] [--no-system-libraries] [--no-progress] "
 		    "[--format=memprof|llvm|pprof|folded|svg] [--llvm-header=8|12] "
 		    "[--llvm-memprof-version=3|0] [--llvm-full-schema] "
-		    "[--cold-density=X] [--cold-lifetime=S] [--hot-density=X] "
-		    "[--value=bytes|allocs|accesses|lifetime] [--no-demangle] "
+		    "[--keep-types] [--cold-density=X] [--cold-lifetime=S] "
+		    "[--hot-density=X] [--value=bytes|allocs|accesses|lifetime] [--no-demangle] "
 		    "INPUT...",
 };
 
@@ -88,6 +88,9 @@ static void help(void)
 	       "different types\n"
 	       "                 under them stay apart, as llvm-profdata keeps "
 	       "them\n"
+	       "  --keep-types   memprof: keep them apart in our format too, "
+	       "for a later\n"
+	       "                 --format=llvm of this file (a fleet's shards)\n"
 	       "  -h, --help     this text\n"
 	       "\n"
 	       "INPUT is a raw profile (versions 1 to 5, plain or zstd) or an "
@@ -355,7 +358,7 @@ int cmd_merge(int argc, char **argv)
 {
 	enum { OPT_WEIGHT = OPT__NEXT, OPT_INPUT_FILES, OPT_FAILURE_MODE,
 	       OPT_NO_PROGRESS, OPT_FORMAT, OPT_LLVM_HEADER, OPT_COLD_DENSITY,
-	       OPT_COLD_LIFETIME, OPT_HOT_DENSITY,
+	       OPT_COLD_LIFETIME, OPT_HOT_DENSITY, OPT_KEEP_TYPES,
 	       OPT_LLVM_FULL_SCHEMA, OPT_LLVM_MEMPROF_VERSION, OPT_VALUE };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -369,6 +372,7 @@ int cmd_merge(int argc, char **argv)
 		{ "llvm-full-schema", no_argument, NULL, OPT_LLVM_FULL_SCHEMA },
 		{ "llvm-memprof-version", required_argument, NULL,
 		  OPT_LLVM_MEMPROF_VERSION },
+		{ "keep-types", no_argument, NULL, OPT_KEEP_TYPES },
 		{ "cold-density", required_argument, NULL, OPT_COLD_DENSITY },
 		{ "cold-lifetime", required_argument, NULL, OPT_COLD_LIFETIME },
 		{ "hot-density", required_argument, NULL, OPT_HOT_DENSITY },
@@ -391,7 +395,7 @@ int cmd_merge(int argc, char **argv)
 		.llvm = { .header_version = 8, .memprof_version = 3 },
 	};
 	struct mib_thresholds types = MIB_THRESHOLDS_DEFAULT;
-	bool types_given = false;
+	bool types_given = false, keep_types = false;
 	const char *out = NULL;
 	unsigned long long n;
 	int c, rc = EXIT_USAGE;
@@ -507,6 +511,9 @@ int cmd_merge(int argc, char **argv)
 			}
 			types_given = true;
 			break;
+		case OPT_KEEP_TYPES:
+			keep_types = true;
+			break;
 		case OPT_LLVM_MEMPROF_VERSION:
 			if (strcmp(optarg, "0") && strcmp(optarg, "3")) {
 				cli_usage_error(&cli_cmd_merge,
@@ -548,9 +555,16 @@ int cmd_merge(int argc, char **argv)
 				"terminal, and the profile is binary");
 		goto out;
 	}
-	if (types_given && xo.format != OUT_LLVM) {
+	if (keep_types && xo.format != OUT_MEMPROF && xo.format != OUT_LLVM) {
+		cli_usage_error(&cli_cmd_merge, "--keep-types is for our indexed "
+				"format (and implied by --format=llvm)");
+		goto out;
+	}
+	keep_types = keep_types || xo.format == OUT_LLVM;
+	if (types_given && !keep_types) {
 		cli_usage_error(&cli_cmd_merge, "--cold-density, --cold-lifetime "
-				"and --hot-density are for --format=llvm");
+				"and --hot-density are for --format=llvm or "
+				"--keep-types");
 		goto out;
 	}
 	if (cli_sym_usage(&cli_cmd_merge, &so))
@@ -576,7 +590,7 @@ int cmd_merge(int argc, char **argv)
 	opts.alloc = &so.alloc;
 	opts.need_start_lines = xo.format == OUT_LLVM;
 	/* Records of one context stay apart by the type clang will see. */
-	opts.llvm_types = xo.format == OUT_LLVM ? &types : NULL;
+	opts.llvm_types = keep_types ? &types : NULL;
 	/* Every format is made from the indexed bytes (the exports read
 	 * them back through a view). */
 	opts.indexed_output = true;

@@ -299,6 +299,7 @@ enum mp_errcode exp_llvm_add_view(struct exp_llvm *x, struct view *v,
 				       v->inputs[i].path, v->inputs[i].version);
 	/* Every frame: the filter in exp_llvm_add decides. */
 	view_set_frame_rules(v, NULL, true);
+	v->class_frames = true;
 	for (size_t i = 0; i < v->ncontexts && !rc; i++) {
 		struct view_context *c = &v->contexts[i];
 		struct mp_mib m = c->mib;

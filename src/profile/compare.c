@@ -307,7 +307,9 @@ static uint32_t node_frame_key(struct cmp *c, struct trie_memo *t,
 	if (e < t->f->nframes && t->entry[e])
 		return t->entry[e];
 	idx_stack_frame(t->f, node, 0, &fr, &buf);
-	if (c->skip_found && (fr.flags & MP_FRAME_FOUND)) {
+	/* A class frame (merge --keep-types) is no frame of the stack. */
+	if ((c->skip_found && (fr.flags & MP_FRAME_FOUND)) ||
+	    mp_frame_class(&fr) >= 0) {
 		fk = TRIE_SKIPPED;
 	} else {
 		fk = frame_key(c, &fr, m, true);

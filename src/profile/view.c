@@ -389,6 +389,14 @@ enum mp_errcode view_entries_scratch(struct view *v,
 	}
 	if ((rc = idx_charge_frames(c->idx, &in->frames_expanded, k, err)))
 		return rc;
+	if (k > 1 && !v->class_frames) {
+		const struct mp_frame *root = entry_frame(v, in, c->idx,
+							  scratch->entries[k - 1]);
+
+		if (!root)
+			return mp_fail(err, MP_E_NOMEM, NULL);
+		k -= mp_frame_class(root) >= 0;
+	}
 	/*
 	 * The leading frames the rules hide (the allocator library's, the
 	 * program's own allocation wrappers), as the runtime's are from raw

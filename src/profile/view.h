@@ -105,6 +105,10 @@ struct view {
 	struct view_scratch scratch;	/* where view_frames() walks a stack */
 	const struct sym_alloc_rules *alloc;	/* view_set_frame_rules */
 	bool keep_runtime;			/* likewise */
+	/* Keep an indexed stack's class frame at its root (mp_frame_class(),
+	 * merge --keep-types), which only the LLVM export reads; people see
+	 * the stack without it. */
+	bool class_frames;
 	/* Every context added, kept or not (view_keep_top()): how many,
 	 * their MIBs summed field by field (stopping at 2^64 - 1), and
 	 * their sample entries folded by interval, in the order added. */

@@ -197,10 +197,45 @@ if [ -x mixed ] && [ -n "$(ls mixed.cold.* mixed.hot.* mixed.brief.* 2>/dev/null
 		notok "mixed_runs.cc, default thresholds: $(cat O.hints)"
 	fi
 	if "$MD" merge --no-progress -o x.memprof --cold-lifetime=1 --binary=mixed mixed.cold.* 2>err ||
-	   ! grep -q "are for --format=llvm" err; then
+	   ! grep -q "are for --format=llvm or --keep-types" err; then
 		notok "merge --cold-lifetime without --format=llvm: $(cat err)"
 	else
-		ok "merge --cold-lifetime without --format=llvm: a usage error"
+		ok "merge --cold-lifetime without --format=llvm or --keep-types: a usage error"
+	fi
+	# A fleet's shards in our format, exported at the end: with
+	# --keep-types, the same bytes as the export of the raw profiles;
+	# without, the shards' merge folds the cold run's record with the
+	# hot one's.
+	"$MD" merge --format=llvm --no-progress -o raw.prof --binary=mixed \
+		mixed.cold.* mixed.hot.* 2>/dev/null
+	"$MD" merge --keep-types --no-progress -o s1.memprof --binary=mixed mixed.cold.* 2>/dev/null
+	"$MD" merge --keep-types --no-progress -o s2.memprof --binary=mixed mixed.hot.* 2>/dev/null
+	"$MD" merge --keep-types --no-progress -o s12.memprof s1.memprof s2.memprof 2>/dev/null
+	"$MD" merge --no-progress -o f1.memprof --binary=mixed mixed.cold.* 2>/dev/null
+	"$MD" merge --no-progress -o f2.memprof --binary=mixed mixed.hot.* 2>/dev/null
+	"$MD" merge --no-progress -o f12.memprof f1.memprof f2.memprof 2>/dev/null
+	if "$MD" merge --format=llvm --no-progress -o shards.prof s1.memprof s2.memprof 2>err &&
+	   "$MD" merge --format=llvm --no-progress -o tree.prof s12.memprof 2>>err &&
+	   "$MD" merge --format=llvm --no-progress -o folded.prof f12.memprof 2>>err &&
+	   cmp -s raw.prof shards.prof && cmp -s raw.prof tree.prof && ! cmp -s raw.prof folded.prof &&
+	   [ "$("$MD" show s12.memprof 2>/dev/null | grep -c 'make(unsigned int) .*mixed_runs.cc')" -eq 2 ] &&
+	   ! "$MD" show s12.memprof 2>/dev/null | grep -q '0xffffffffffffff'; then
+		ok "mixed_runs.cc: shards merged with --keep-types export to the raw profiles' bytes, in one or two levels (without, the types fold); show lists the context once per type, with no class frame"
+	else
+		notok "mixed_runs.cc, --keep-types shards: $(cat err)"
+	fi
+	# Compared with the merge that folds the types, the same contexts.
+	if "$MD" overlap --format=json s12.memprof f12.memprof >ov.json 2>err &&
+	   python3 -c 'import json,sys; d = json.load(open(sys.argv[1])); c = d["matching"]["contexts"]; assert d["overlap"]["AllocCount"] == 1 and c["base_only"] == c["test_only"] == 0 and c["base"] == c["test"], d' ov.json 2>>err; then
+		ok "overlap of a --keep-types merge and a plain one: the same contexts, overlap 1"
+	else
+		notok "overlap of --keep-types and plain merges: $(tail -c 300 err)"
+	fi
+	if "$MD" merge --keep-types --format=pprof --no-progress -o x.pb --binary=mixed mixed.cold.* 2>err ||
+	   ! grep -q "keep-types is for our indexed format" err; then
+		notok "merge --keep-types --format=pprof: $(cat err)"
+	else
+		ok "merge --keep-types with a viewer format: a usage error"
 	fi
 else
 	notok "build and run tests/cli/src/mixed_runs.cc: $(cat err.mixed 2>/dev/null)"
@@ -340,9 +375,10 @@ else
 	notok "raw v1 export: $(cat err)"
 fi
 # From our indexed profile (format 10 keeps start lines and the
-# allocator's frames): the same bytes as from the raw profiles.
+# allocator's frames, --keep-types the records' types): the same bytes
+# as from the raw profiles.
 # shellcheck disable=SC2086
-"$MD" merge --no-progress -o idx.memprof --binary=hc --binary=libhc.so $eight 2>/dev/null
+"$MD" merge --keep-types --no-progress -o idx.memprof --binary=hc --binary=libhc.so $eight 2>/dev/null
 # shellcheck disable=SC2086
 "$MD" merge --format=llvm --no-progress -o raw.prof --binary=hc --binary=libhc.so $eight 2>/dev/null
 if "$MD" merge --format=llvm --no-progress -o fromidx.prof idx.memprof 2>err &&
