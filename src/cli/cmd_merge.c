@@ -576,8 +576,9 @@ int cmd_merge(int argc, char **argv)
 	 * only the PCs it cannot symbolize: where some of them are the
 	 * program's, clang gives their calls call sites, so an export that
 	 * cut the stack there gave other IR (cppcheck, libstdc++'s frames).
+	 * So do --keep-types merges, made for a later export.
 	 */
-	opts.keep_bad_frames = so.keep_bad_frames || xo.format == OUT_LLVM;
+	opts.keep_bad_frames = so.keep_bad_frames || keep_types;
 	opts.read.max_size = so.max_input;
 	prog.show = prog.show && isatty(STDERR_FILENO);
 	prog.start = now();
@@ -612,7 +613,8 @@ int cmd_merge(int argc, char **argv)
 			 "past the leaf (garbage past code without frame "
 			 "pointers), kept whole%s", m.kept_bad,
 			 m.kept_bad == 1 ? "" : "s", so.keep_bad_frames ? "" :
-			 ", as llvm-profdata keeps them");
+			 ", as llvm-profdata keeps them (--format=llvm, "
+			 "--keep-types)");
 	if (m.resymbolized)
 		cli_note(NULL, "%" PRIu64 " unsymbolized frame%s of indexed inputs "
 			 "symbolized with the binaries given (they merge with "

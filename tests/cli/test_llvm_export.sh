@@ -109,11 +109,19 @@ if [ "$(uname -m)" = x86_64 ]; then
 		fi
 		# Said once, as a count: not the first garbage PC a thread met.
 		"$MD" merge --format=llvm --no-progress -o w.prof --binary=gf gf.prof.* 2>err
-		if grep -q "note: 10 raw stacks with a PC in no segment past the leaf (garbage past code without frame pointers), kept whole, as llvm-profdata keeps them" err &&
+		if grep -q "note: 10 raw stacks with a PC in no segment past the leaf (garbage past code without frame pointers), kept whole, as llvm-profdata keeps them (--format=llvm, --keep-types)" err &&
 		   ! grep -q "lies in no segment" err; then
 			ok "garbage_frame.cc: the stacks kept past a PC in no segment are counted in a note"
 		else
 			notok "garbage_frame.cc: merge said '$(cat err)'"
+		fi
+		# A shard for a later export keeps them too.
+		"$MD" merge --keep-types --no-progress -o gf.memprof --binary=gf gf.prof.* 2>/dev/null
+		if "$MD" merge --format=llvm --no-progress -o gfs.prof gf.memprof 2>err &&
+		   cmp -s w.prof gfs.prof; then
+			ok "garbage_frame.cc: a --keep-types shard keeps the frames past the garbage, and exports to the raw profile's bytes"
+		else
+			notok "garbage_frame.cc: --keep-types shard export differs: $(cat err)"
 		fi
 	else
 		notok "build and run tests/cli/src/garbage_frame.cc: $(cat err)"
