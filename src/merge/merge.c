@@ -492,8 +492,9 @@ static enum mp_errcode flush(struct merge *m, struct scratch *s,
  * The location key of PC, the K-th of a stack of profile P, the slow way:
  * its segment found (and learnt, the first time), an escape interned if
  * need be.  *BAD: PC lies in no segment past the leaf, and the stack
- * ends before it (BAD_CUT) or keeps it (BAD_KEPT, opts.keep_bad_frames).  A range whose keys need no
- * escape becomes S's first fast range, the other one its second.
+ * ends before it (BAD_CUT) or keeps it (BAD_KEPT, opts.keep_bad_frames).
+ * A range whose keys need no escape becomes S's first fast range, the
+ * other one its second.
  */
 enum { BAD_NONE, BAD_CUT, BAD_KEPT };
 
