@@ -31,7 +31,8 @@ const struct cli_command cli_cmd_merge = {
 		    "[--format=memprof|llvm|pprof|folded|svg] [--llvm-header=8|12] "
 		    "[--llvm-memprof-version=3|0] [--llvm-full-schema] "
 		    "[--keep-types] [--cold-density=X] [--cold-lifetime=S] "
-		    "[--hot-density=X] [--value=bytes|allocs|accesses|lifetime] [--no-demangle] "
+		    "[--hot-density=X] [--value=bytes|allocs|accesses|lifetime] "
+		    "[--no-demangle] "
 		    "INPUT...",
 };
 
