@@ -230,6 +230,17 @@ static uint32_t prefix_key(struct cmp *c, uint32_t parent, uint32_t fk)
 	return *slot;
 }
 
+/*
+ * Is F no part of a stack's key?  A class frame (merge --keep-types) is
+ * no frame of the stack, and a frame of a file found by build id none
+ * against an LLVM side, which keeps no such frame (skip_found).
+ */
+static bool unkeyed(const struct cmp *c, const struct mp_frame *f)
+{
+	return (c->skip_found && (f->flags & MP_FRAME_FOUND)) ||
+	       mp_frame_class(f) >= 0;
+}
+
 /* The key of a context with its frames (raw, LLVM, or expanded), into
  * *KEY.  False when out of memory. */
 static bool frames_key(struct cmp *c, const struct view_context *vc,
@@ -240,7 +251,7 @@ static bool frames_key(struct cmp *c, const struct view_context *vc,
 	for (uint32_t i = vc->nframes; i-- > 0;) {
 		uint32_t fk;
 
-		if (c->skip_found && (vc->frames[i].flags & MP_FRAME_FOUND))
+		if (unkeyed(c, &vc->frames[i]))
 			continue;
 		fk = frame_key(c, &vc->frames[i], m, false);
 		if (!fk || !(k = prefix_key(c, k, fk)))
@@ -268,7 +279,7 @@ struct trie_memo {
 };
 
 #define TRIE_HIDDEN 0x80000000u
-#define TRIE_SKIPPED 0xffffffffu	/* no part of the key (skip_found) */
+#define TRIE_SKIPPED 0xffffffffu	/* no part of the key (unkeyed()) */
 
 /* The memo of the trie node at offset NODE. */
 static uint32_t *memo_of(const struct trie_memo *t, uint32_t node)
@@ -307,9 +318,7 @@ static uint32_t node_frame_key(struct cmp *c, struct trie_memo *t,
 	if (e < t->f->nframes && t->entry[e])
 		return t->entry[e];
 	idx_stack_frame(t->f, node, 0, &fr, &buf);
-	/* A class frame (merge --keep-types) is no frame of the stack. */
-	if ((c->skip_found && (fr.flags & MP_FRAME_FOUND)) ||
-	    mp_frame_class(&fr) >= 0) {
+	if (unkeyed(c, &fr)) {
 		fk = TRIE_SKIPPED;
 	} else {
 		fk = frame_key(c, &fr, m, true);
@@ -454,8 +463,7 @@ static uint32_t context_function(struct cmp *c, const struct view_context *vc,
 	if (!vc->idx) {
 		uint32_t i = 0;
 
-		while (c->skip_found && i < vc->nframes &&
-		       (vc->frames[i].flags & MP_FRAME_FOUND))
+		while (i < vc->nframes && unkeyed(c, &vc->frames[i]))
 			i++;
 		return leaf_function(c, i < vc->nframes ? &vc->frames[i] : NULL);
 	}
