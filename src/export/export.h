@@ -130,8 +130,9 @@ enum mp_errcode exp_folded_write(struct view *v, enum mib_field value,
 				 struct mp_err *err);
 
 /*
- * Add every context of V (frames expanded, raw ones symbolized with the
- * runtime's frames kept: the filter above decides), the MIB of each
+ * Add every context of V (each stack walked, not kept in V; raw ones
+ * symbolized with the runtime's frames kept: the filter above decides),
+ * the MIB of each
  * context of input i multiplied by WEIGHTS[i] (NULL: all 1).  An indexed
  * input of format 9 keeps no function start lines, without which no line
  * offset can be computed: MP_E_INVALID naming it.
