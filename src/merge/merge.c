@@ -1794,6 +1794,9 @@ enum mp_errcode merge_bytes(struct merge *m, struct mp_buf *out,
 	}
 	out->data = (unsigned char *)mem;
 	out->size = len;
+	/* What it was made from goes before the caller's export grows
+	 * (cppcheck's four profiles: 211 of the LLVM export's 327 MB). */
+	free_folded(m);
 	return MP_OK;
 }
 

@@ -217,7 +217,9 @@ enum mp_errcode merge_write(struct merge *m, const char *path,
 /*
  * The result as an indexed profile in memory, for a caller that exports
  * it in another format: OUT's bytes are malloc'ed, the caller's (release
- * with mp_buf_release).  Fails with MP_E_NOMEM or the writer's codes.
+ * with mp_buf_release).  Once they are made, the folded state is freed:
+ * after the call M may only be released.  Fails with MP_E_NOMEM or the
+ * writer's codes.
  */
 enum mp_errcode merge_bytes(struct merge *m, struct mp_buf *out,
 			    struct mp_err *err);
