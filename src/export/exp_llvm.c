@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exp_intern.h"
 #include "llvm/llvm.h"
 #include "profile/view.h"
 #include "symbolize/sym.h"
@@ -63,6 +64,10 @@ void exp_llvm_release(struct exp_llvm *x)
 {
 	if (!x)
 		return;
+	if (x->names)
+		exp_interned_release(x->names);
+	free(x->names);
+	free(x->name_guids);
 	free(x->frames);
 	ht_release(&x->frame_ht);
 	free(x->stack_ids);
@@ -73,6 +78,7 @@ void exp_llvm_release(struct exp_llvm *x)
 	free(x->sites);
 	ht_release(&x->site_ht);
 	free(x->scratch);
+	free(x->scratch_at);
 	memset(x, 0, sizeof(*x));
 }
 
@@ -85,18 +91,46 @@ static bool same_frame(const void *key, uint32_t id, const void *arg)
 	       a->column == b->column && a->inlined == b->inlined;
 }
 
+/*
+ * The GUID of function NAME, from its MD5 the first time the name comes:
+ * the names of a big profile's frames are a few thousand, its frames
+ * millions (cppcheck's four profiles: MD5 was a third of the export).
+ */
+static enum mp_errcode name_guid(struct exp_llvm *x, const char *name,
+				 uint64_t *guid)
+{
+	bool added;
+	int64_t id;
+
+	if (!x->names && !(x->names = calloc(1, sizeof(*x->names))))
+		return MP_E_NOMEM;
+	/* Room first: a name interned must have its GUID. */
+	if (!MP_GROW(x->name_guids, x->aname_guids, x->names->n + 1) ||
+	    (id = exp_intern(x->names, name, strlen(name), &added)) < 0)
+		return MP_E_NOMEM;
+	if (added)
+		x->name_guids[id] = llvm_guid(name);
+	*guid = x->name_guids[id];
+	return MP_OK;
+}
+
 static enum mp_errcode intern_frame(struct exp_llvm *x, const struct mp_frame *f,
 				    uint32_t *out)
 {
 	struct exp_llvm_frame k = {
-		.guid = llvm_guid(f->function),
 		.line_offset = f->line - f->start_line,
 		.column = f->column,
 		.inlined = mp_frame_inlined(f),
 	};
-	uint64_t h = mp_hash_bytes(&k.guid, 8, k.line_offset ^
-				   ((uint64_t)k.column << 32) ^ k.inlined);
-	uint32_t id = ht_find(&x->frame_ht, h, same_frame, &k, x);
+	enum mp_errcode rc = name_guid(x, f->function, &k.guid);
+	uint64_t h;
+	uint32_t id;
+
+	if (rc)
+		return rc;
+	h = mp_hash_bytes(&k.guid, 8, k.line_offset ^
+			  ((uint64_t)k.column << 32) ^ k.inlined);
+	id = ht_find(&x->frame_ht, h, same_frame, &k, x);
 
 	if (id != HT_NONE) {
 		*out = id;
@@ -118,14 +152,22 @@ struct stack_key {
 	uint32_t n;
 };
 
+/* Is call stack STACK the N frames IDS? */
+static bool same_ids(const struct exp_llvm *x, uint32_t stack,
+		     const uint32_t *ids, uint32_t n)
+{
+	const struct exp_llvm_stack *s = &x->stacks[stack];
+
+	return s->n == n &&
+	       memcmp(x->stack_ids + s->first, ids, (size_t)n * 4) == 0;
+}
+
 static bool same_stack(const void *key, uint32_t id, const void *arg)
 {
 	const struct stack_key *k = key;
-	const struct exp_llvm_stack *s = &k->x->stacks[id];
 
 	(void)arg;
-	return s->n == k->n &&
-	       memcmp(k->x->stack_ids + s->first, k->ids, k->n * 4u) == 0;
+	return same_ids(k->x, id, k->ids, k->n);
 }
 
 static enum mp_errcode intern_stack(struct exp_llvm *x, const uint32_t *ids,
@@ -202,15 +244,119 @@ static bool pc_kept(const struct mp_frame *f)
 	       !sym_is_runtime(NULL, f->file);
 }
 
-enum mp_errcode exp_llvm_add(struct exp_llvm *x, const struct mp_frame *frames,
-			     uint32_t n, const struct mp_mib *mib,
-			     struct mp_err *err)
+/* What a frame is to the export, as flags (0: not known yet). */
+enum {
+	FR_KNOWN = 1,
+	FR_FUNCTION = 2,	/* named: a frame of the stack when its PC is kept */
+	FR_INLINED = 4,
+	FR_KEPT = 8,		/* as a PC's innermost frame: pc_kept() */
+	/* As the innermost frame of a PC whose frames are site1's stack:
+	 * every function of it has that call site, or all but the first. */
+	FR_SITES_ALL = 16,
+	FR_SITES_TAIL = 32,
+};
+
+static uint8_t frame_flags(const struct mp_frame *f)
+{
+	return FR_KNOWN | (f->function ? FR_FUNCTION : 0) |
+	       (mp_frame_inlined(f) ? FR_INLINED : 0) |
+	       (pc_kept(f) ? FR_KEPT : 0);
+}
+
+/*
+ * What an export from an indexed file knows of each of its stack entries,
+ * reset when the contexts move to another file: the frame's flags, its
+ * id here (+ 1; 0: not interned yet) and, for a PC's innermost frame,
+ * the PC's call sites.  A frame shared by thousands of stacks is then
+ * built, tested, hashed and looked up once, and a context costs a walk
+ * of its entries (cppcheck's four profiles: 197k contexts, 7 M frames,
+ * 10k call sites).
+ */
+struct entry_info {
+	uint32_t id1;
+	uint32_t site1;		/* the call stack of its PC's frames + 1 */
+	uint8_t flags;
+};
+
+struct entry_memo {
+	const struct idx_file *file;
+	struct entry_info *info;
+	size_t n, alloc;
+};
+
+/* One context's frames: FRAMES, or ENTRIES of C's file with MEMO. */
+struct ctx_frames {
+	const struct mp_frame *frames;
+	const uint32_t *entries;
+	struct entry_memo *memo;
+	struct view *v;
+	const struct view_context *c;
+};
+
+/* Frame K itself; NULL when out of memory. */
+static const struct mp_frame *frame_at(const struct ctx_frames *cf, uint32_t k)
+{
+	return cf->frames ? &cf->frames[k]
+			  : view_entry_frame(cf->v, cf->c, cf->entries[k]);
+}
+
+/* Frame K's memo, or NULL (frames of their own; an entry past the
+ * table, which the view gives as a frame of zeros). */
+static struct entry_info *info_at(const struct ctx_frames *cf, uint32_t k)
+{
+	return cf->entries && cf->entries[k] < cf->memo->n
+	       ? &cf->memo->info[cf->entries[k]] : NULL;
+}
+
+/* Frame K's flags; 0 when out of memory. */
+static uint8_t flags_at(const struct ctx_frames *cf, uint32_t k)
+{
+	struct entry_info *e = info_at(cf, k);
+	const struct mp_frame *f;
+
+	if (e && e->flags)
+		return e->flags;
+	if (!(f = frame_at(cf, k)))
+		return 0;
+	if (!e)
+		return frame_flags(f);
+	return e->flags = frame_flags(f);
+}
+
+/* Frame K's id here, interned if new. */
+static enum mp_errcode id_at(struct exp_llvm *x, const struct ctx_frames *cf,
+			     uint32_t k, uint32_t *id)
+{
+	struct entry_info *e = info_at(cf, k);
+	const struct mp_frame *f;
+	enum mp_errcode rc;
+
+	if (e && e->id1) {
+		*id = e->id1 - 1;
+		return MP_OK;
+	}
+	if (!(f = frame_at(cf, k)))
+		return MP_E_NOMEM;
+	if ((rc = intern_frame(x, f, id)))
+		return rc;
+	if (e)
+		e->id1 = *id + 1;
+	return MP_OK;
+}
+
+/* The context of CF's N frames (exp_llvm_add()). */
+static enum mp_errcode add_context(struct exp_llvm *x,
+				   const struct ctx_frames *cf, uint32_t n,
+				   const struct mp_mib *mib, struct mp_err *err)
 {
 	enum mp_errcode rc = MP_OK;
 	uint32_t nids = 0, stack, id, key[2];
+	const struct mp_frame *root = n ? frame_at(cf, n - 1) : NULL;
+	int cls = root ? mp_frame_class(root) : -1;
 	uint64_t h;
-	int cls = n ? mp_frame_class(&frames[n - 1]) : -1;
 
+	if (n && !root)
+		return mp_fail(err, MP_E_NOMEM, NULL);
 	/*
 	 * A merge for this format keeps records of different allocation
 	 * classes apart, as llvm-profdata keeps every record: clang then
@@ -220,21 +366,29 @@ enum mp_errcode exp_llvm_add(struct exp_llvm *x, const struct mp_frame *frames,
 	 */
 	if (cls >= 0)
 		n--;
-	if (!MP_GROW(x->scratch, x->ascratch, (size_t)n + 1))
+	if (!MP_GROW(x->scratch, x->ascratch, (size_t)n + 1) ||
+	    !MP_GROW(x->scratch_at, x->ascratch_at, (size_t)n + 1))
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	/* The kept PCs' frames, as frame ids. */
 	for (uint32_t i = 0, end; i < n; i = end) {
-		for (end = i; end < n && mp_frame_inlined(&frames[end]); end++)
-			;
+		uint8_t fl = 0;
+
+		for (end = i; end < n; end++) {
+			if (!(fl = flags_at(cf, end)))
+				return mp_fail(err, MP_E_NOMEM, NULL);
+			if (!(fl & FR_INLINED))
+				break;
+		}
 		end = end < n ? end + 1 : n;	/* past the PC's outermost */
-		if (!pc_kept(&frames[i]))
+		if (!(flags_at(cf, i) & FR_KEPT))
 			continue;
-		for (uint32_t k = i; k < end && !rc; k++)
-			rc = frames[k].function
-				? intern_frame(x, &frames[k], &x->scratch[nids++])
-				: MP_OK;
-		if (rc)
-			return mp_fail(err, rc, NULL);
+		for (uint32_t k = i; k < end; k++) {
+			if (!(flags_at(cf, k) & FR_FUNCTION))
+				continue;
+			x->scratch_at[nids] = k;
+			if ((rc = id_at(x, cf, k, &x->scratch[nids++])))
+				return mp_fail(err, rc, NULL);
+		}
 	}
 	if (nids == 0) {
 		x->dropped_contexts++;
@@ -270,25 +424,66 @@ enum mp_errcode exp_llvm_add(struct exp_llvm *x, const struct mp_frame *frames,
 	 */
 	for (uint32_t i = 0, end; i < nids; i = end) {
 		uint32_t site, k = i == 0 ? 1 : i;
+		uint8_t done = i == 0 ? FR_SITES_TAIL : FR_SITES_ALL;
+		struct entry_info *e = info_at(cf, x->scratch_at[i]);
+		bool known;
 
 		for (end = i; end < nids && x->frames[x->scratch[end]].inlined; end++)
 			;
 		end = end < nids ? end + 1 : nids;
 		if (k >= end)
 			continue;
-		if ((rc = intern_stack(x, x->scratch + i, end - i, &site)))
+		/* The memo's site, if these are its frames (a PC's frames
+		 * after its innermost are the same in every stack of a
+		 * sound file; the memo checks). */
+		known = e && e->site1 && same_ids(x, e->site1 - 1, x->scratch + i,
+						   end - i);
+		if (known && (e->flags & done))
+			continue;
+		if (known)
+			site = e->site1 - 1;
+		else if ((rc = intern_stack(x, x->scratch + i, end - i, &site)))
 			return mp_fail(err, rc, NULL);
 		for (; k < end; k++)
 			if ((rc = add_site(x, x->frames[x->scratch[k]].guid, site)))
 				return mp_fail(err, rc, NULL);
+		if (e && !e->site1) {
+			e->site1 = site + 1;
+			known = true;
+		}
+		if (known)
+			e->flags |= done | FR_SITES_TAIL;
 	}
 	return MP_OK;
+}
+
+enum mp_errcode exp_llvm_add(struct exp_llvm *x, const struct mp_frame *frames,
+			     uint32_t n, const struct mp_mib *mib,
+			     struct mp_err *err)
+{
+	struct ctx_frames cf = { .frames = frames };
+
+	return add_context(x, &cf, n, mib, err);
+}
+
+/* MEMO made ready for context C's file, or false when out of memory. */
+static bool memo_for(struct entry_memo *memo, const struct view_context *c)
+{
+	if (!c->idx || c->idx == memo->file)
+		return true;
+	if (!MP_GROW(memo->info, memo->alloc, c->idx->nframes))
+		return false;
+	memo->file = c->idx;
+	memo->n = c->idx->nframes;
+	memset(memo->info, 0, memo->n * sizeof(*memo->info));
+	return true;
 }
 
 enum mp_errcode exp_llvm_add_view(struct exp_llvm *x, struct view *v,
 				  const uint64_t *weights, struct mp_err *err)
 {
 	struct view_scratch scratch = { 0 };
+	struct entry_memo memo = { 0 };
 	enum mp_errcode rc = MP_OK;
 
 	for (size_t i = 0; i < v->ninputs; i++)
@@ -301,94 +496,142 @@ enum mp_errcode exp_llvm_add_view(struct exp_llvm *x, struct view *v,
 	/* Every frame: the filter in exp_llvm_add decides. */
 	view_set_frame_rules(v, NULL, true);
 	v->class_frames = true;
+	/* At most one context each: their array made once, not copied as
+	 * it doubles (fresh pages cost more than the copying here). */
+	if (!MP_GROW(x->ctxs, x->actxs, x->nctxs + v->ncontexts))
+		return mp_fail(err, MP_E_NOMEM, NULL);
 	/*
-	 * Each stack walked into scratch, not kept in the view: the export
-	 * keeps what it needs of a frame, and an indexed profile's contexts
-	 * expanded all at once were hundreds of MB (cppcheck, 197k contexts:
-	 * 869 -> 386 MB peak, the same bytes).
+	 * Each stack walked into scratch as stack entries, not kept in the
+	 * view: the export keeps what it needs of a frame, and an indexed
+	 * profile's contexts expanded all at once were hundreds of MB
+	 * (cppcheck, 197k contexts: 869 -> 386 MB peak, the same bytes).
 	 */
 	for (size_t i = 0; i < v->ncontexts && !rc; i++) {
 		const struct view_context *c = &v->contexts[i];
-		const struct mp_frame *frames;
-		const uint32_t *entries;
+		struct ctx_frames cf = { .memo = &memo, .v = v, .c = c };
 		struct mp_mib m = c->mib;
 		uint32_t n;
 
-		if ((rc = view_frames_scratch(v, c, &scratch, &frames, &entries,
-					      &n, err)))
+		if ((rc = view_entries_scratch(v, c, &scratch, &cf.entries, &n,
+					       err)))
 			break;
+		if (!cf.entries)
+			cf.frames = c->frames;
+		if (!memo_for(&memo, c)) {
+			rc = mp_fail(err, MP_E_NOMEM, NULL);
+			break;
+		}
 		if (weights && weights[c->input] != 1)
 			mib_scale(&m, weights[c->input]);
-		rc = exp_llvm_add(x, frames, n, &m, err);
+		rc = add_context(x, &cf, n, &m, err);
 	}
 	view_scratch_release(&scratch);
+	free(memo.info);
 	return rc;
 }
 
 /* ---- writing ---- */
 
+/*
+ * The file is laid out first (every section's size follows from the
+ * counts), then written front to back through a small buffer: no offset
+ * is patched afterwards, so the output may be a pipe, and a file of tens
+ * of MB is never held in memory (cppcheck's four profiles: 64 MB, which
+ * cost more in fresh pages than in writing).  The write checks that it
+ * ended where the layout said.
+ */
+#define OUT_BUF (1u << 20)
+
 struct out {
-	unsigned char *d;
-	size_t n, alloc;
-	bool oom;
+	FILE *fp;
+	unsigned char *buf;
+	size_t len;		/* bytes in buf */
+	uint64_t n;		/* bytes put so far: the next one's offset */
+	enum mp_errcode rc;	/* the first failure */
+	int errnum;		/* its errno, for MP_E_IO */
 };
 
+static void flush_out(struct out *o)
+{
+	if (o->rc || !o->len)
+		return;
+	if (fwrite(o->buf, 1, o->len, o->fp) != o->len) {
+		o->rc = MP_E_IO;
+		o->errnum = errno ? errno : EIO;
+	}
+	o->len = 0;
+}
+
+/* Room for LEN <= OUT_BUF bytes at offset o->n; after a failure, a
+ * scratch place that goes nowhere. */
 static unsigned char *put(struct out *o, size_t len)
 {
-	if (o->oom || !MP_GROW(o->d, o->alloc, o->n + len + 1)) {
-		o->oom = true;
-		return NULL;
-	}
+	if (o->len + len > OUT_BUF)
+		flush_out(o);
+	if (o->rc)
+		o->len = 0;
+	o->len += len;
 	o->n += len;
-	return o->d + o->n - len;
+	return o->buf + o->len - len;
 }
 
 static void put64(struct out *o, uint64_t v)
 {
-	unsigned char *p = put(o, 8);
-
-	if (p)
-		mp_put_le64(p, v);
+	mp_put_le64(put(o, 8), v);
 }
 
 static void put32(struct out *o, uint32_t v)
 {
-	unsigned char *p = put(o, 4);
-
-	if (p)
-		mp_put_le32(p, v);
+	mp_put_le32(put(o, 4), v);
 }
 
 static void put16(struct out *o, uint16_t v)
 {
 	unsigned char *p = put(o, 2);
 
-	if (p) {
-		p[0] = (unsigned char)v;
-		p[1] = (unsigned char)(v >> 8);
+	p[0] = (unsigned char)v;
+	p[1] = (unsigned char)(v >> 8);
+}
+
+/* The MIB schema as LLVM's PortableMemInfoBlock serializes it. */
+struct mib_cols {
+	struct {
+		int field;	/* -1: the histogram (a pointer in LLVM's
+				 * struct, written as 0) */
+		unsigned width;
+	} col[LLVM_TAG_HISTOGRAM];
+	size_t n;
+	uint64_t size;		/* bytes per MIB */
+};
+
+static void mib_cols(struct mib_cols *c, const int *schema, size_t n)
+{
+	c->n = n;
+	c->size = 0;
+	for (size_t i = 0; i < n; i++) {
+		int f = schema[i] == LLVM_TAG_HISTOGRAM
+			? -1 : mib_field_by_tag((unsigned)schema[i]);
+
+		c->col[i].field = f;
+		c->col[i].width = f < 0 ? 8 : mib_fields[f].width == 8 ? 8 : 4;
+		c->size += c->col[i].width;
 	}
 }
 
-static void patch64(struct out *o, size_t at, uint64_t v)
+static void put_mib(struct out *o, const struct mp_mib *m,
+		    const struct mib_cols *c)
 {
-	if (!o->oom)
-		mp_put_le64(o->d + at, v);
-}
+	unsigned char *p = put(o, c->size);
 
-/* The MIB as LLVM's PortableMemInfoBlock serializes it, in SCHEMA order. */
-static void put_mib(struct out *o, const struct mp_mib *m, const int *schema,
-		    size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		int f = mib_field_by_tag((unsigned)schema[i]);
+	for (size_t i = 0; i < c->n; i++) {
+		uint64_t v = c->col[i].field < 0 ? 0 : m->v[c->col[i].field];
 
-		if (schema[i] == LLVM_TAG_HISTOGRAM) {
-			put64(o, 0);	/* a pointer in LLVM's struct */
-		} else if (mib_fields[f].width == 8) {
-			put64(o, m->v[f]);
+		if (c->col[i].width == 8) {
+			mp_put_le64(p, v);
+			p += 8;
 		} else {
-			put32(o, m->v[f] > UINT32_MAX ? UINT32_MAX
-						      : (uint32_t)m->v[f]);
+			mp_put_le32(p, v > UINT32_MAX ? UINT32_MAX : (uint32_t)v);
+			p += 4;
 		}
 	}
 }
@@ -408,51 +651,182 @@ static int by_frame(const void *a, const void *b, void *arg)
 	return (int)x->inlined - (int)y->inlined;
 }
 
-/* Call stacks by their frames' output ids, leaf first. */
+/*
+ * Put X's frames in their output order (by content), and every call
+ * stack's frame ids with them: from here on a frame's id is its place in
+ * the output, and X takes no more contexts.  ORDER: room for the frames.
+ */
+static enum mp_errcode renumber_frames(struct exp_llvm *x, uint32_t *order)
+{
+	struct exp_llvm_frame *sorted;
+
+	for (size_t i = 0; i < x->nframes; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, x->nframes, sizeof(*order), by_frame, x->frames);
+	sorted = malloc((x->nframes + 1) * sizeof(*sorted));
+	if (!sorted)
+		return MP_E_NOMEM;
+	for (size_t i = 0; i < x->nframes; i++) {
+		x->frames[order[i]].out = (uint32_t)i;
+		sorted[i] = x->frames[order[i]];
+	}
+	for (size_t i = 0; i < x->nstack_ids; i++)
+		x->stack_ids[i] = x->frames[x->stack_ids[i]].out;
+	free(x->frames);
+	x->frames = sorted;
+	x->aframes = x->nframes + 1;
+	ht_release(&x->frame_ht);
+	ht_release(&x->stack_ht);
+	return MP_OK;
+}
+
+/* Call stacks by their frames' output ids (renumber_frames()), leaf
+ * first. */
 static int by_stack(const void *a, const void *b, void *arg)
 {
 	const struct exp_llvm *x = arg;
 	const struct exp_llvm_stack *s = &x->stacks[*(const uint32_t *)a];
 	const struct exp_llvm_stack *t = &x->stacks[*(const uint32_t *)b];
+	const uint32_t *p = x->stack_ids + s->first, *q = x->stack_ids + t->first;
+	uint32_t n = s->n < t->n ? s->n : t->n;
 
-	for (uint32_t i = 0; i < s->n && i < t->n; i++) {
-		uint32_t p = x->frames[x->stack_ids[s->first + i]].out;
-		uint32_t q = x->frames[x->stack_ids[t->first + i]].out;
-
-		if (p != q)
-			return p < q ? -1 : 1;
-	}
+	for (uint32_t i = 0; i < n; i++)
+		if (p[i] != q[i])
+			return p[i] < q[i] ? -1 : 1;
 	return s->n < t->n ? -1 : s->n > t->n;
 }
 
-/* A record's entries: (GUID, kind, call stack position, class, context). */
+/*
+ * A record's entry, its sort key packed in one word: its function's rank
+ * among the GUIDs (which orders as the GUID), its kind (0: alloc site, 1:
+ * call site), its call stack's position (< 2^31) and its context's class
+ * (< 2^5; 0 for a call site); CTX: an alloc site's context, a call site's
+ * stack.  The records are then a radix sort away, where qsort() of a
+ * million entries was a seventh of the export.
+ */
 struct rec_ent {
-	uint64_t guid;
-	uint32_t kind;		/* 0: alloc site, 1: call site */
-	uint32_t pos;
-	uint32_t cls;		/* alloc site: its context's, apart by class */
-	uint32_t ctx;		/* alloc site: its context; call site: its stack */
+	uint64_t key;
+	uint32_t ctx;
 };
 
-static int by_rec_ent(const void *a, const void *b)
+#define REC_CLS_BITS 5
+#define REC_POS_SHIFT REC_CLS_BITS
+#define REC_KIND_SHIFT (REC_POS_SHIFT + 31)
+#define REC_RANK_SHIFT (REC_KIND_SHIFT + 1)
+#define REC_RANKS ((uint64_t)1 << (64 - REC_RANK_SHIFT))
+
+static uint64_t rec_key(uint64_t rank, unsigned kind, uint32_t pos,
+			uint32_t cls)
+{
+	return rank << REC_RANK_SHIFT | (uint64_t)kind << REC_KIND_SHIFT |
+	       (uint64_t)pos << REC_POS_SHIFT | cls;
+}
+
+static unsigned rec_kind(const struct rec_ent *e)
+{
+	return (unsigned)(e->key >> REC_KIND_SHIFT) & 1;
+}
+
+static uint32_t rec_pos(const struct rec_ent *e)
+{
+	return (uint32_t)(e->key >> REC_POS_SHIFT) & INT32_MAX;
+}
+
+static uint64_t rec_rank(const struct rec_ent *e)
+{
+	return e->key >> REC_RANK_SHIFT;
+}
+
+static int by_rec_key(const void *a, const void *b)
 {
 	const struct rec_ent *x = a, *y = b;
 
-	if (x->guid != y->guid)
-		return x->guid < y->guid ? -1 : 1;
-	if (x->kind != y->kind)
-		return x->kind < y->kind ? -1 : 1;
-	if (x->pos != y->pos)
-		return x->pos < y->pos ? -1 : 1;
-	return x->cls < y->cls ? -1 : x->cls > y->cls;
+	return x->key < y->key ? -1 : x->key > y->key;
 }
 
-static enum mp_errcode gather_records(struct exp_llvm *x, struct rec_ent **out,
-				      size_t *nout)
+/* Sort E[0..N-1] by key, TMP room for N: least significant 16 bits
+ * first, a pass skipped where every key has the same digit. */
+static void radix_sort(struct rec_ent *e, struct rec_ent *tmp, size_t n)
 {
-	struct rec_ent *e;
-	size_t n = 0, cap = x->nsites + 1;
+	static const unsigned digits = 4;
+	size_t (*count)[65536] = calloc(digits, sizeof(*count));
+	struct rec_ent *from = e, *to = tmp;
 
+	if (!count) {
+		/* Out of memory for the counts: the slow way, same order. */
+		qsort(e, n, sizeof(*e), by_rec_key);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		for (unsigned d = 0; d < digits; d++)
+			count[d][(e[i].key >> (16 * d)) & 0xffff]++;
+	for (unsigned d = 0; d < digits; d++) {
+		size_t at = 0;
+		bool one = false;
+
+		for (size_t v = 0; v < 65536; v++) {
+			size_t c = count[d][v];
+
+			one |= c == n;
+			count[d][v] = at;
+			at += c;
+		}
+		if (one)
+			continue;
+		for (size_t i = 0; i < n; i++)
+			to[count[d][(from[i].key >> (16 * d)) & 0xffff]++] = from[i];
+		struct rec_ent *t = from;
+		from = to;
+		to = t;
+	}
+	if (from != e)
+		memcpy(e, from, n * sizeof(*e));
+	free(count);
+}
+
+/* The rank of GUID among X's (frames are in GUID order); false if none
+ * of them has it. */
+static bool guid_rank(const uint64_t *guids, size_t n, uint64_t guid,
+		      uint64_t *rank)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (guids[mid] < guid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*rank = lo;
+	return lo < n && guids[lo] == guid;
+}
+
+/*
+ * The records' entries, sorted, into *OUT (*NOUT of them), and the
+ * distinct GUIDs of X's frames in order into *GUIDS: rank -> GUID.
+ */
+static enum mp_errcode gather_records(struct exp_llvm *x, struct rec_ent **out,
+				      size_t *nout, uint64_t **guids)
+{
+	struct rec_ent *e = NULL, *tmp = NULL;
+	uint32_t *rank = malloc((x->nframes + 1) * sizeof(*rank));
+	size_t n = 0, cap = x->nsites + 1, nguids = 0;
+	uint64_t *g = malloc((x->nframes + 1) * sizeof(*g));
+	enum mp_errcode rc = MP_E_NOMEM;
+
+	if (!rank || !g)
+		goto out;
+	for (size_t i = 0; i < x->nframes; i++) {
+		if (i == 0 || x->frames[i].guid != g[nguids - 1])
+			g[nguids++] = x->frames[i].guid;
+		rank[i] = (uint32_t)(nguids - 1);
+	}
+	if (nguids > REC_RANKS) {
+		rc = MP_E_TOO_LARGE;
+		goto out;
+	}
 	/* Each context goes to the record of every function from its leaf
 	 * to its first frame that is not inlined. */
 	for (size_t c = 0; c < x->nctxs; c++) {
@@ -465,29 +839,46 @@ static enum mp_errcode gather_records(struct exp_llvm *x, struct rec_ent **out,
 		}
 	}
 	e = malloc(cap * sizeof(*e));
-	if (!e)
-		return MP_E_NOMEM;
+	tmp = malloc(cap * sizeof(*tmp));
+	if (!e || !tmp)
+		goto out;
 	for (size_t c = 0; c < x->nctxs; c++) {
 		const struct exp_llvm_stack *s = &x->stacks[x->ctxs[c].stack];
 
 		for (uint32_t i = 0; i < s->n; i++) {
-			const struct exp_llvm_frame *f =
-				&x->frames[x->stack_ids[s->first + i]];
+			uint32_t f = x->stack_ids[s->first + i];
 
-			e[n++] = (struct rec_ent){ f->guid, 0, s->pos,
-						   x->ctxs[c].cls, (uint32_t)c };
-			if (!f->inlined)
+			e[n++] = (struct rec_ent){
+				rec_key(rank[f], 0, s->pos, x->ctxs[c].cls),
+				(uint32_t)c };
+			if (!x->frames[f].inlined)
 				break;
 		}
 	}
-	for (size_t i = 0; i < x->nsites; i++)
-		e[n++] = (struct rec_ent){ x->sites[i].guid, 1,
-					   x->stacks[x->sites[i].stack].pos, 0,
-					   x->sites[i].stack };
-	qsort(e, n, sizeof(*e), by_rec_ent);
+	for (size_t i = 0; i < x->nsites; i++) {
+		uint64_t r;
+
+		if (!guid_rank(g, nguids, x->sites[i].guid, &r)) {
+			rc = MP_E_INVALID;
+			goto out;
+		}
+		e[n++] = (struct rec_ent){
+			rec_key(r, 1, x->stacks[x->sites[i].stack].pos, 0),
+			x->sites[i].stack };
+	}
+	radix_sort(e, tmp, n);
 	*out = e;
 	*nout = n;
-	return MP_OK;
+	*guids = g;
+	e = NULL;
+	g = NULL;
+	rc = MP_OK;
+out:
+	free(e);
+	free(tmp);
+	free(rank);
+	free(g);
+	return rc;
 }
 
 /*
@@ -496,102 +887,151 @@ static enum mp_errcode gather_records(struct exp_llvm *x, struct rec_ent **out,
  * (u64 hash, u64 key length 8, u64 data length, u64 key, the data); zero
  * padding to 8; then the bucket count, the item count and each bucket's
  * offset from the start of the file (0: empty).  In MemProf's tables the
- * hash is the key.  The N items' keys come from KEY; EMIT writes item I's
- * data and returns its length, which is patched in.  *PAYLOAD and *TABLE
- * get the offsets of the items and of the bucket array.
+ * hash is the key.  The N items' keys come from KEY, the length of their
+ * data from SIZE; EMIT writes item I's data.
  */
 struct table_items {
 	size_t n;
 	uint64_t (*key)(const void *ctx, size_t i);
+	uint64_t (*size)(const void *ctx, size_t i);
 	void (*emit)(struct out *o, const void *ctx, size_t i);
 	const void *ctx;
 };
 
-static void write_table(struct out *o, const struct table_items *t,
-			uint64_t *payload, uint64_t *table)
-{
-	size_t nbuckets = 1, *next, *head;
+/* Where a table's parts go, from its first byte START on. */
+struct table_plan {
+	size_t nbuckets;
+	size_t *head, *next;	/* each bucket's items, in item order */
 	uint64_t *bucket_off;
+	uint64_t payload, table, end;
+};
 
-	while (nbuckets * 3 < t->n * 4)
-		nbuckets *= 2;
-	head = malloc(nbuckets * sizeof(*head));
-	next = malloc((t->n + 1) * sizeof(*next));
-	bucket_off = calloc(nbuckets, sizeof(*bucket_off));
-	if (!head || !next || !bucket_off) {
-		o->oom = true;
-		goto out;
+static void table_plan_release(struct table_plan *p)
+{
+	free(p->head);
+	free(p->next);
+	free(p->bucket_off);
+	memset(p, 0, sizeof(*p));
+}
+
+static enum mp_errcode table_plan(struct table_plan *p,
+				  const struct table_items *t, uint64_t start)
+{
+	uint64_t at = start;
+
+	memset(p, 0, sizeof(*p));
+	p->nbuckets = 1;
+	while (p->nbuckets * 3 < t->n * 4)
+		p->nbuckets *= 2;
+	p->head = malloc(p->nbuckets * sizeof(*p->head));
+	p->next = malloc((t->n + 1) * sizeof(*p->next));
+	p->bucket_off = calloc(p->nbuckets, sizeof(*p->bucket_off));
+	if (!p->head || !p->next || !p->bucket_off) {
+		table_plan_release(p);
+		return MP_E_NOMEM;
 	}
 	/* Chains in item order: a bucket lists its items as they come. */
-	for (size_t b = 0; b < nbuckets; b++)
-		head[b] = SIZE_MAX;
+	for (size_t b = 0; b < p->nbuckets; b++)
+		p->head[b] = SIZE_MAX;
 	for (size_t i = t->n; i-- > 0;) {
-		size_t b = t->key(t->ctx, i) & (nbuckets - 1);
+		size_t b = t->key(t->ctx, i) & (p->nbuckets - 1);
 
-		next[i] = head[b];
-		head[b] = i;
+		p->next[i] = p->head[b];
+		p->head[b] = i;
 	}
-	*payload = o->n;
-	for (size_t b = 0; b < nbuckets; b++) {
+	p->payload = start;
+	for (size_t b = 0; b < p->nbuckets; b++) {
+		if (p->head[b] == SIZE_MAX)
+			continue;
+		p->bucket_off[b] = at;
+		at += 2;
+		for (size_t i = p->head[b]; i != SIZE_MAX; i = p->next[i])
+			at += 32 + t->size(t->ctx, i);
+	}
+	p->table = (at + 7) & ~(uint64_t)7;
+	p->end = p->table + 16 + 8 * (uint64_t)p->nbuckets;
+	return MP_OK;
+}
+
+static void table_emit(struct out *o, const struct table_items *t,
+		       const struct table_plan *p)
+{
+	for (size_t b = 0; b < p->nbuckets; b++) {
 		uint16_t count = 0;
 
-		if (head[b] == SIZE_MAX)
+		if (p->head[b] == SIZE_MAX)
 			continue;
-		for (size_t i = head[b]; i != SIZE_MAX; i = next[i])
+		for (size_t i = p->head[b]; i != SIZE_MAX; i = p->next[i])
 			count++;
-		bucket_off[b] = o->n;
 		put16(o, count);
-		for (size_t i = head[b]; i != SIZE_MAX; i = next[i]) {
+		for (size_t i = p->head[b]; i != SIZE_MAX; i = p->next[i]) {
 			uint64_t key = t->key(t->ctx, i);
-			size_t len_at, start;
 
 			put64(o, key);		/* hash */
 			put64(o, 8);		/* key length */
-			len_at = o->n;
-			put64(o, 0);		/* data length, patched */
+			put64(o, t->size(t->ctx, i));
 			put64(o, key);
-			start = o->n;
 			t->emit(o, t->ctx, i);
-			patch64(o, len_at, o->n - start);
 		}
 	}
-	while (o->n % 8 && !o->oom)
+	while (o->n % 8)
 		put(o, 1)[0] = 0;
-	*table = o->n;
-	put64(o, nbuckets);
+	put64(o, p->nbuckets);
 	put64(o, t->n);
-	for (size_t b = 0; b < nbuckets; b++)
-		put64(o, bucket_off[b]);
-out:
-	free(head);
-	free(next);
-	free(bucket_off);
+	for (size_t b = 0; b < p->nbuckets; b++)
+		put64(o, p->bucket_off[b]);
 }
 
 /* The records: e[] sorted by GUID, kind and stack, split by GUID. */
 struct records {
 	const struct exp_llvm *x;
 	const struct rec_ent *e;
+	const uint64_t *guids;	/* by rank */
 	size_t *starts;		/* record r is e[starts[r] .. starts[r + 1]) */
-	const int *schema;
-	size_t nschema;
+	struct mib_cols cols;
 	unsigned version;	/* 0 or 3 */
+	struct table_items items;
+	struct table_plan plan;
 };
 
 static uint64_t record_key(const void *ctx, size_t r)
 {
 	const struct records *R = ctx;
 
-	return R->e[R->starts[r]].guid;
+	return R->guids[rec_rank(&R->e[R->starts[r]])];
 }
 
-/* A call stack as version 0 stores it: u64 count, u64 frame ids. */
+/* The bytes of a call stack of N frames as version 0 stores it (u64
+ * count, u64 frame ids) or as version 3 refers to it (u32 position). */
+static uint64_t stack_size(const struct records *R, uint32_t n)
+{
+	return R->version == 0 ? 8 + 8 * (uint64_t)n : 4;
+}
+
+static uint64_t record_size(const void *ctx, size_t r)
+{
+	const struct records *R = ctx;
+	const struct exp_llvm *x = R->x;
+	uint64_t size = 16;
+
+	for (size_t k = R->starts[r]; k < R->starts[r + 1]; k++) {
+		const struct rec_ent *e = &R->e[k];
+
+		if (rec_kind(e) == 0)
+			size += stack_size(R, x->stacks[x->ctxs[e->ctx].stack].n) +
+				R->cols.size;
+		else
+			size += stack_size(R, x->stacks[e->ctx].n);
+	}
+	return size;
+}
+
 static void put_stack_v0(struct out *o, const struct exp_llvm *x,
 			 const struct exp_llvm_stack *s)
 {
 	put64(o, s->n);
 	for (uint32_t k = 0; k < s->n; k++)
-		put64(o, x->frames[x->stack_ids[s->first + k]].out);
+		put64(o, x->stack_ids[s->first + k]);
 }
 
 /*
@@ -604,7 +1044,7 @@ static void emit_record(struct out *o, const void *ctx, size_t r)
 	const struct exp_llvm *x = R->x;
 	size_t i = R->starts[r], end = R->starts[r + 1], na = 0;
 
-	while (i + na < end && R->e[i + na].kind == 0)
+	while (i + na < end && rec_kind(&R->e[i + na]) == 0)
 		na++;
 	put64(o, na);
 	for (size_t k = i; k < i + na; k++) {
@@ -613,43 +1053,42 @@ static void emit_record(struct out *o, const void *ctx, size_t r)
 		if (R->version == 0)
 			put_stack_v0(o, x, &x->stacks[c->stack]);
 		else
-			put32(o, R->e[k].pos);
-		put_mib(o, &c->mib, R->schema, R->nschema);
+			put32(o, rec_pos(&R->e[k]));
+		put_mib(o, &c->mib, &R->cols);
 	}
 	put64(o, end - i - na);
 	for (size_t k = i + na; k < end; k++) {
 		if (R->version == 0)
 			put_stack_v0(o, x, &x->stacks[R->e[k].ctx]);
 		else
-			put32(o, R->e[k].pos);
+			put32(o, rec_pos(&R->e[k]));
 	}
 }
 
-static void write_records(struct out *o, const struct exp_llvm *x,
-			  const struct rec_ent *e, size_t n, const int *schema,
-			  size_t nschema, unsigned version, uint64_t *payload,
-			  uint64_t *table)
+/* R's records split and laid out from START on. */
+static enum mp_errcode records_plan(struct records *R, size_t n, uint64_t start)
 {
-	struct records R = { x, e, NULL, schema, nschema, version };
-	struct table_items t = { 0, record_key, emit_record, &R };
-
-	R.starts = malloc((n + 2) * sizeof(*R.starts));
-	if (!R.starts) {
-		o->oom = true;
-		return;
-	}
+	R->starts = malloc((n + 2) * sizeof(*R->starts));
+	if (!R->starts)
+		return MP_E_NOMEM;
+	R->items = (struct table_items){ 0, record_key, record_size,
+					 emit_record, R };
 	for (size_t i = 0; i < n; i++)
-		if (i == 0 || e[i].guid != e[i - 1].guid)
-			R.starts[t.n++] = i;
-	R.starts[t.n] = n;
-	write_table(o, &t, payload, table);
-	free(R.starts);
+		if (i == 0 || rec_rank(&R->e[i]) != rec_rank(&R->e[i - 1]))
+			R->starts[R->items.n++] = i;
+	R->starts[R->items.n] = n;
+	return table_plan(&R->plan, &R->items, start);
 }
 
-/* Version 0's frame table: frame id (its output index) -> its bytes. */
+static void records_release(struct records *R)
+{
+	free(R->starts);
+	table_plan_release(&R->plan);
+}
+
+/* Version 0's frame table: frame id -> its bytes. */
 struct frame_table {
 	const struct exp_llvm *x;
-	const uint32_t *by_out;		/* output index -> frame */
 };
 
 static uint64_t frame_key(const void *ctx, size_t i)
@@ -658,8 +1097,17 @@ static uint64_t frame_key(const void *ctx, size_t i)
 	return i;
 }
 
-static void put_frame(unsigned char *p, const struct exp_llvm_frame *f)
+static uint64_t frame_size(const void *ctx, size_t i)
 {
+	(void)ctx;
+	(void)i;
+	return LLVM_FRAME_SIZE;
+}
+
+static void put_frame(struct out *o, const struct exp_llvm_frame *f)
+{
+	unsigned char *p = put(o, LLVM_FRAME_SIZE);
+
 	mp_put_le64(p, f->guid);
 	mp_put_le32(p + 8, f->line_offset);
 	mp_put_le32(p + 12, f->column);
@@ -669,10 +1117,97 @@ static void put_frame(unsigned char *p, const struct exp_llvm_frame *f)
 static void emit_frame(struct out *o, const void *ctx, size_t i)
 {
 	const struct frame_table *ft = ctx;
-	unsigned char *p = put(o, LLVM_FRAME_SIZE);
 
-	if (p)
-		put_frame(p, &ft->x->frames[ft->by_out[i]]);
+	put_frame(o, &ft->x->frames[i]);
+}
+
+/* The whole file's layout. */
+struct layout {
+	unsigned hv, mv;
+	size_t hdr_size;
+	uint64_t hash_off, memprof_off;
+	/* MemProf version 3 */
+	uint64_t cs_off;
+	/* version 0 */
+	struct frame_table ft;
+	struct table_items fitems;
+	struct table_plan fplan;
+	struct records R;
+	uint64_t end;		/* of the MemProf section */
+	uint64_t size;
+};
+
+#define SUMMARY_SIZE (8 * (2 + 6 + 16 * 3))
+#define COUNTERS_SIZE 24
+
+static enum mp_errcode lay_out(struct layout *l, const struct exp_llvm *x,
+			       size_t nrec)
+{
+	enum mp_errcode rc;
+	uint64_t at;
+
+	l->hash_off = l->hdr_size + SUMMARY_SIZE;
+	l->memprof_off = l->hash_off + COUNTERS_SIZE;
+	at = l->memprof_off;
+	if (l->mv == 0) {
+		/* RecordTableOffset, FramePayloadOffset, FrameTableOffset,
+		 * the full schema; the records; the frames' table. */
+		at += 24 + 8 + 8 * (uint64_t)LLVM_TAG_HISTOGRAM;
+		if ((rc = records_plan(&l->R, nrec, at)))
+			return rc;
+		l->fitems = (struct table_items){ l->ft.x->nframes, frame_key,
+						  frame_size, emit_frame, &l->ft };
+		if ((rc = table_plan(&l->fplan, &l->fitems, l->R.plan.end)))
+			return rc;
+		l->end = l->fplan.end;
+	} else {
+		/* The version; three offsets; the schema; the frames; the
+		 * call stacks (each a u32 count and its u32 frame ids). */
+		at += 8 + 24 + 8 + 8 * (uint64_t)l->R.cols.n +
+		      LLVM_FRAME_SIZE * (uint64_t)x->nframes;
+		l->cs_off = at;
+		at += 4 * ((uint64_t)x->nstacks + x->nstack_ids);
+		if ((rc = records_plan(&l->R, nrec, at)))
+			return rc;
+		l->end = l->R.plan.end;
+	}
+	l->size = l->end + (l->hv == 12 ? 16 : 0);
+	return MP_OK;
+}
+
+static void write_header(struct out *o, const struct layout *l)
+{
+	static const uint64_t cutoffs[16] = {
+		10000, 100000, 200000, 300000, 400000, 500000, 600000, 700000,
+		800000, 900000, 950000, 990000, 999000, 999900, 999990, 999999,
+	};
+	unsigned char *h = put(o, l->hdr_size);
+
+	memset(h, 0, l->hdr_size);
+	mp_put_le64(h + LLVM_HDR_MAGIC, LLVM_MAGIC);
+	mp_put_le64(h + LLVM_HDR_VERSION, l->hv | LLVM_VARIANT_MEMPROF);
+	/* hash type 0: MD5 */
+	mp_put_le64(h + LLVM_HDR_HASH_OFFSET, l->hash_off);
+	mp_put_le64(h + LLVM_HDR_MEMPROF_OFFSET, l->memprof_off);
+	if (l->hv == 12) {
+		/* No binary ids, no vtable names: a u64 0 each, at the end. */
+		mp_put_le64(h + LLVM_HDR_BINARY_ID_OFFSET, l->end);
+		mp_put_le64(h + LLVM_HDR_VTABLE_NAMES_OFFSET, l->end + 8);
+	}
+	/* The summary: no counters, so every count is 0. */
+	put64(o, 6);
+	put64(o, 16);
+	for (int i = 0; i < 6; i++)
+		put64(o, 0);
+	for (int i = 0; i < 16; i++) {
+		put64(o, cutoffs[i]);
+		put64(o, 0);
+		put64(o, 0);
+	}
+	/* The counters' table: one empty bucket. */
+	put64(o, 1);
+	put64(o, 0);
+	put64(o, 0);
 }
 
 /*
@@ -680,40 +1215,28 @@ static void emit_frame(struct out *o, const void *ctx, size_t i)
  * RecordTableOffset; the schema; the frames at their linear ids; the call
  * stacks (ORDER: stacks in output order); the records.
  */
-static void write_memprof_v3(struct out *o, const struct exp_llvm *x,
-			     const struct rec_ent *recs, size_t nrec,
-			     const int *schema, size_t nschema,
+static void write_memprof_v3(struct out *o, const struct layout *l,
+			     const struct exp_llvm *x, const int *schema,
 			     const uint32_t *order)
 {
-	uint64_t cs_off, payload = 0, table = 0;
-	size_t hdr;
-	unsigned char *base;
-
 	put64(o, LLVM_MEMPROF_VERSION);
-	hdr = o->n;
-	put64(o, 0);
-	put64(o, 0);
-	put64(o, 0);
-	put64(o, nschema);
-	for (size_t i = 0; i < nschema; i++)
+	put64(o, l->cs_off);
+	put64(o, l->R.plan.payload);
+	put64(o, l->R.plan.table);
+	put64(o, l->R.cols.n);
+	for (size_t i = 0; i < l->R.cols.n; i++)
 		put64(o, (uint64_t)schema[i]);
-	base = put(o, x->nframes * LLVM_FRAME_SIZE);
-	for (size_t i = 0; base && i < x->nframes; i++)
-		put_frame(base + (size_t)x->frames[i].out * LLVM_FRAME_SIZE,
-			  &x->frames[i]);
+	for (size_t i = 0; i < x->nframes; i++)
+		put_frame(o, &x->frames[i]);
 	/* Call stacks: length, then frame ids leaf first. */
-	cs_off = o->n;
 	for (size_t i = 0; i < x->nstacks; i++) {
 		const struct exp_llvm_stack *s = &x->stacks[order[i]];
 
 		put32(o, s->n);
 		for (uint32_t k = 0; k < s->n; k++)
-			put32(o, x->frames[x->stack_ids[s->first + k]].out);
+			put32(o, x->stack_ids[s->first + k]);
 	}
-	write_records(o, x, recs, nrec, schema, nschema, 3, &payload, &table);
-	patch64(o, hdr, cs_off);
-	patch64(o, hdr + 8, payload);
-	patch64(o, hdr + 16, table);
+	table_emit(o, &l->R.items, &l->R.plan);
 }
 
 /*
@@ -722,30 +1245,16 @@ static void write_memprof_v3(struct out *o, const struct exp_llvm *x,
  * the full schema; the records, each alloc site and call site holding its
  * frame ids; the frames in a table of their own keyed by frame id.
  */
-static void write_memprof_v0(struct out *o, const struct exp_llvm *x,
-			     const struct rec_ent *recs, size_t nrec,
-			     const uint32_t *by_out)
+static void write_memprof_v0(struct out *o, const struct layout *l)
 {
-	int full[LLVM_TAG_HISTOGRAM];
-	struct frame_table ft = { x, by_out };
-	struct table_items frames = { x->nframes, frame_key, emit_frame, &ft };
-	uint64_t payload = 0, rec_table = 0, fr_payload = 0, fr_table = 0;
-	size_t hdr = o->n;
-
-	for (int i = 0; i < LLVM_TAG_HISTOGRAM; i++)
-		full[i] = i + 1;
-	put64(o, 0);
-	put64(o, 0);
-	put64(o, 0);
+	put64(o, l->R.plan.table);
+	put64(o, l->fplan.payload);
+	put64(o, l->fplan.table);
 	put64(o, LLVM_TAG_HISTOGRAM);
 	for (int i = 0; i < LLVM_TAG_HISTOGRAM; i++)
-		put64(o, (uint64_t)full[i]);
-	write_records(o, x, recs, nrec, full, LLVM_TAG_HISTOGRAM, 0, &payload,
-		      &rec_table);
-	write_table(o, &frames, &fr_payload, &fr_table);
-	patch64(o, hdr, rec_table);
-	patch64(o, hdr + 8, fr_payload);
-	patch64(o, hdr + 16, fr_table);
+		put64(o, (uint64_t)i + 1);
+	table_emit(o, &l->R.items, &l->R.plan);
+	table_emit(o, &l->fitems, &l->fplan);
 }
 
 enum mp_errcode exp_llvm_write(struct exp_llvm *x,
@@ -753,20 +1262,16 @@ enum mp_errcode exp_llvm_write(struct exp_llvm *x,
 			       struct mp_err *err)
 {
 	static const int hot_cold[] = { 1, 5, 10, 23 };
-	static const uint64_t cutoffs[16] = {
-		10000, 100000, 200000, 300000, 400000, 500000, 600000, 700000,
-		800000, 900000, 950000, 990000, 999000, 999900, 999990, 999999,
-	};
 	unsigned hv = opts && opts->header_version ? opts->header_version : 8;
 	unsigned mv = opts ? opts->memprof_version : LLVM_MEMPROF_VERSION;
 	int full[LLVM_TAG_HISTOGRAM];
 	const int *schema = hot_cold;
-	size_t nschema = 4, nrec = 0, hdr_size = llvm_header_size(hv);
-	struct out o = { 0 };
+	size_t nschema = 4, nrec = 0;
+	struct layout l = { .hv = hv, .mv = mv };
+	struct out o = { .fp = out };
 	uint32_t *order = NULL;
 	struct rec_ent *recs = NULL;
-	uint32_t *by_out = NULL;
-	uint64_t hash_off, memprof_off;
+	uint64_t *guids = NULL;
 	enum mp_errcode rc = MP_E_NOMEM;
 
 	if (hv != 8 && hv != 12)
@@ -776,26 +1281,16 @@ enum mp_errcode exp_llvm_write(struct exp_llvm *x,
 	if (mv != 0 && mv != LLVM_MEMPROF_VERSION)
 		return mp_fail(err, MP_E_INVALID, "MemProf version %u (0 or 3)",
 			       mv);
-	if (opts && opts->full_schema) {
-		for (int i = 0; i < LLVM_TAG_HISTOGRAM; i++)
-			full[i] = i + 1;
+	for (int i = 0; i < LLVM_TAG_HISTOGRAM; i++)
+		full[i] = i + 1;
+	if (mv == 0 || (opts && opts->full_schema)) {
 		schema = full;
 		nschema = LLVM_TAG_HISTOGRAM;
 	}
 	/* Frames and call stacks numbered by their contents. */
 	order = malloc((x->nframes + x->nstacks + 1) * sizeof(*order));
-	if (!order)
+	if (!order || renumber_frames(x, order))
 		goto fail;
-	for (size_t i = 0; i < x->nframes; i++)
-		order[i] = (uint32_t)i;
-	qsort_r(order, x->nframes, sizeof(*order), by_frame, x->frames);
-	by_out = malloc((x->nframes + 1) * sizeof(*by_out));
-	if (!by_out)
-		goto fail;
-	for (size_t i = 0; i < x->nframes; i++) {
-		x->frames[order[i]].out = (uint32_t)i;
-		by_out[i] = order[i];
-	}
 	for (size_t i = 0; i < x->nstacks; i++)
 		order[i] = (uint32_t)i;
 	qsort_r(order, x->nstacks, sizeof(*order), by_stack, x);
@@ -813,51 +1308,46 @@ enum mp_errcode exp_llvm_write(struct exp_llvm *x,
 			pos += 1 + s->n;
 		}
 	}
-	if ((rc = gather_records(x, &recs, &nrec)))
+	if ((rc = gather_records(x, &recs, &nrec, &guids))) {
+		if (rc == MP_E_NOMEM)
+			goto fail;
+		mp_fail(err, rc, rc == MP_E_TOO_LARGE
+			? "more functions than the writer's record keys hold "
+			  "(%llu)" : "a call site's function has no frame",
+			(unsigned long long)REC_RANKS);
+		goto done;
+	}
+	l.hdr_size = llvm_header_size(hv);
+	l.ft = (struct frame_table){ x };
+	l.R = (struct records){ .x = x, .e = recs, .guids = guids,
+				.version = mv };
+	mib_cols(&l.R.cols, schema, nschema);
+	if ((rc = lay_out(&l, x, nrec)))
 		goto fail;
 	rc = MP_E_NOMEM;
-
-	/* Header, patched below. */
-	put64(&o, LLVM_MAGIC);
-	put64(&o, hv | LLVM_VARIANT_MEMPROF);
-	put64(&o, 0);
-	put64(&o, 0);			/* hash type: MD5 */
-	while (o.n < hdr_size)
-		put64(&o, 0);
-	/* The summary: no counters, so every count is 0. */
-	put64(&o, 6);
-	put64(&o, 16);
-	for (int i = 0; i < 6; i++)
-		put64(&o, 0);
-	for (int i = 0; i < 16; i++) {
-		put64(&o, cutoffs[i]);
-		put64(&o, 0);
-		put64(&o, 0);
-	}
-	/* The counters' table: one empty bucket. */
-	hash_off = o.n;
-	put64(&o, 1);
-	put64(&o, 0);
-	put64(&o, 0);
-
-	memprof_off = o.n;
-	if (mv == 0)
-		write_memprof_v0(&o, x, recs, nrec, by_out);
-	else
-		write_memprof_v3(&o, x, recs, nrec, schema, nschema, order);
-	patch64(&o, LLVM_HDR_HASH_OFFSET, hash_off);
-	patch64(&o, LLVM_HDR_MEMPROF_OFFSET, memprof_off);
-	if (hv == 12) {
-		patch64(&o, LLVM_HDR_BINARY_ID_OFFSET, o.n);	/* no binary ids */
-		put64(&o, 0);
-		patch64(&o, LLVM_HDR_VTABLE_NAMES_OFFSET, o.n); /* none */
-		put64(&o, 0);
-	}
-	if (o.oom)
+	if (!(o.buf = malloc(OUT_BUF)))
 		goto fail;
-	if (fwrite(o.d, 1, o.n, out) != o.n) {
-		rc = mp_fail(err, MP_E_IO, "cannot write output: %s",
-			     strerror(errno ? errno : EIO));
+
+	write_header(&o, &l);
+	if (mv == 0)
+		write_memprof_v0(&o, &l);
+	else
+		write_memprof_v3(&o, &l, x, schema, order);
+	if (hv == 12) {
+		put64(&o, 0);		/* no binary ids */
+		put64(&o, 0);		/* no vtable names */
+	}
+	flush_out(&o);
+	if (o.rc) {
+		rc = mp_fail(err, o.rc, "cannot write output: %s",
+			     strerror(o.errnum));
+		goto done;
+	}
+	if (o.n != l.size) {
+		rc = mp_fail(err, MP_E_INVALID, "the LLVM profile came out at "
+			     "%llu bytes where its layout had %llu",
+			     (unsigned long long)o.n,
+			     (unsigned long long)l.size);
 		goto done;
 	}
 	rc = MP_OK;
@@ -867,9 +1357,11 @@ fail:
 		? "the profile is too large for LLVM's 32-bit call stack ids"
 		: NULL);
 done:
-	free(o.d);
+	free(o.buf);
 	free(order);
-	free(by_out);
 	free(recs);
+	free(guids);
+	records_release(&l.R);
+	table_plan_release(&l.fplan);
 	return rc;
 }

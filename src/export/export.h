@@ -28,7 +28,9 @@
  * bytes whatever order the contexts come in.
  *
  * Memory: a few dozen bytes per distinct frame, per frame of each
- * distinct call stack and per context.  One thread uses an exp_llvm.
+ * distinct call stack and per context, and per stack entry of the file an
+ * export from a view reads (exp_llvm_add_view()); the output is not held.
+ * One thread uses an exp_llvm.
  * Never prints; errors are mp_errcode with a detail.
  */
 #ifndef EXPORT_H
@@ -56,8 +58,14 @@ struct exp_llvm_opts {
 struct exp_llvm_frame;
 struct exp_llvm_stack;
 struct exp_llvm_ctx;
+struct exp_interned;
 
 struct exp_llvm {
+	/* Function names seen, each with its GUID: an MD5 per name, not
+	 * one per frame of every context. */
+	struct exp_interned *names;
+	uint64_t *name_guids;
+	size_t aname_guids;
 	struct exp_llvm_frame *frames;	/* distinct frames */
 	size_t nframes, aframes;
 	struct ht frame_ht;
@@ -75,6 +83,8 @@ struct exp_llvm {
 	struct ht site_ht;
 	uint32_t *scratch;		/* one context's frame ids */
 	size_t ascratch;
+	uint32_t *scratch_at;		/* and where in its frames each is */
+	size_t ascratch_at;
 	uint64_t dropped_contexts;	/* left empty by the filter */
 };
 
@@ -91,9 +101,11 @@ enum mp_errcode exp_llvm_add(struct exp_llvm *x, const struct mp_frame *frames,
 			     struct mp_err *err);
 
 /*
- * Write the indexed profile to OUT.  Fails with MP_E_INVALID for a header
- * version other than 8 or 12 or a MemProf version other than 0 or 3,
- * MP_E_IO when writing fails, MP_E_NOMEM.
+ * Write the indexed profile to OUT, front to back (OUT may be a pipe),
+ * through a 1 MiB buffer.  It renumbers X's frames: afterwards X may only
+ * be released.  Fails with MP_E_INVALID for a header version other than 8
+ * or 12 or a MemProf version other than 0 or 3, MP_E_TOO_LARGE past
+ * LLVM's 32-bit call stack ids, MP_E_IO when writing fails, MP_E_NOMEM.
  */
 enum mp_errcode exp_llvm_write(struct exp_llvm *x,
 			       const struct exp_llvm_opts *opts, FILE *out,

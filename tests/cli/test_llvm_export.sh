@@ -416,6 +416,21 @@ if cmp -s j1.prof raw.prof && cmp -s j2.prof raw.prof; then
 else
 	notok "the LLVM export depends on -j or input order"
 fi
+# Written front to back, no offset patched afterwards: a pipe gets the
+# same bytes as a file, for every header and MemProf version.
+pipe_ok=1
+for opts in "" "--llvm-header=12" "--llvm-memprof-version=0" "--llvm-full-schema"; do
+	# shellcheck disable=SC2086
+	"$MD" merge --format=llvm $opts --no-progress -o file.prof --binary=hc --binary=libhc.so $eight 2>/dev/null
+	# shellcheck disable=SC2086
+	"$MD" merge --format=llvm $opts --no-progress -o - --binary=hc --binary=libhc.so $eight 2>/dev/null | cat >pipe.prof
+	cmp -s file.prof pipe.prof || pipe_ok=0
+done
+if [ $pipe_ok = 1 ]; then
+	ok "the LLVM export to a pipe is the file's bytes (headers 8 and 12, MemProf 3 and 0)"
+else
+	notok "the LLVM export to a pipe differs from the file"
+fi
 # An LLVM file cut short at its end: said to be truncated, with where.
 head -c $(($(wc -c <raw.prof) - 8)) raw.prof >cut.prof
 "$MD" show cut.prof >/dev/null 2>err
