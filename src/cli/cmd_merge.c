@@ -259,6 +259,14 @@ static void report(void *arg, const struct merge_result *r)
 			 r->unresolved == 1 ? "" : "s", bid,
 			 r->unresolved > 1 ? " and others" : "");
 	}
+	if (r->rc == MP_OK && r->unclassed) {
+		if (p->shown > 0)
+			fputc('\n', stderr);
+		cli_note(r->path, "merged from several runs without --keep-types: "
+			 "a context's records of different allocation classes "
+			 "were folded, and it takes the class of their sums "
+			 "(merge the runs, or shards merged with --keep-types)");
+	}
 	progress_line(p, r->index + 1, r->ninputs, r->contexts, last);
 }
 

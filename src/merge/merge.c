@@ -1183,6 +1183,7 @@ struct job {
 	uint64_t unresolved;	/* merge_result's */
 	uint8_t bid[RAW_BUILD_ID_MAX];
 	uint32_t bid_size;
+	bool unclassed;		/* merge_result's */
 };
 
 /*
@@ -1194,6 +1195,9 @@ struct idx_add {
 	uint64_t weight;
 	struct mp_err *err;
 	enum mp_errcode rc;
+	/* Give each context its class's root frame, by its MIB: a merge
+	 * keeping classes apart (opts.llvm_types) of a file without them. */
+	bool classify;
 	uint32_t *ids;		/* one stack's frames, as builder ids */
 	size_t aids;
 	/* The builder id of each of the input's stack entries, + 1 (0: not
@@ -1358,12 +1362,38 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 	}
 	if (lead == n)
 		lead = 0;	/* all runtime: keep it all, as build() does */
+	if (a->classify) {
+		enum mib_class cls = mib_alloc_class(&c->mib, a->m->opts.llvm_types);
+
+		if (!MP_GROW(a->ids, a->aids, (size_t)n + 1)) {
+			a->rc = mp_fail(a->err, MP_E_NOMEM, NULL);
+			return 1;
+		}
+		if ((a->rc = class_frame(a->m, cls, &a->ids[n++]))) {
+			mp_fail(a->err, a->rc, NULL);
+			return 1;
+		}
+	}
 	a->rc = idx_builder_add_stack(&a->m->b, a->ids + lead, n - lead, &c->mib,
 				      c->hist, c->nhist, a->weight, a->err);
 	if (a->rc == MP_OK)
 		a->rc = idx_builder_add_samples(&a->m->b, c->samp, c->nsamp,
 						a->weight, a->err);
 	return a->rc != MP_OK;
+}
+
+/* Has F a class's root frame (a merge with --keep-types or for LLVM)? */
+static bool has_class_frames(const struct idx_file *f)
+{
+	struct idx_frame_buf fb;
+	struct mp_frame fr;
+
+	for (uint32_t e = 0; e < f->nframes; e++) {
+		idx_entry_frame(f, e, &fr, &fb);
+		if (mp_frame_class(&fr) >= 0)
+			return true;
+	}
+	return false;
 }
 
 static enum mp_errcode add_indexed(struct merge *m, const struct idx_file *f,
@@ -1373,6 +1403,15 @@ static enum mp_errcode add_indexed(struct merge *m, const struct idx_file *f,
 	struct idx_add a = { .m = m, .weight = weight, .err = err };
 	int r;
 
+	/*
+	 * A merge keeping classes apart, of a file whose contexts have none
+	 * (merged without --keep-types): each context is classed by its MIB.
+	 * That is a raw record's class when the file is one run's; of more
+	 * runs, records of different classes were folded into the context
+	 * already, which the caller is told.
+	 */
+	a.classify = m->opts.llvm_types && !has_class_frames(f);
+	j->unclassed = a.classify && f->ninputs > 1;
 	a.map = calloc(f->nframes ? f->nframes : 1, sizeof(*a.map));
 	if (!a.map)
 		return mp_fail(err, MP_E_NOMEM, NULL);
@@ -1550,7 +1589,7 @@ static enum mp_errcode account(struct merge *m, const struct merge_input *in,
 	struct merge_result r = {
 		.index = i, .ninputs = n, .path = in->path, .rc = j->rc,
 		.err = &j->err, .unresolved = j->unresolved,
-		.unresolved_bid_size = j->bid_size,
+		.unresolved_bid_size = j->bid_size, .unclassed = j->unclassed,
 	};
 
 	memcpy(r.unresolved_bid, j->bid, sizeof(r.unresolved_bid));

@@ -82,6 +82,11 @@ struct merge_result {
 	uint64_t unresolved;
 	uint8_t unresolved_bid[RAW_BUILD_ID_MAX];
 	uint32_t unresolved_bid_size;
+	/* An indexed input of several runs merged without --keep-types, in
+	 * a merge that keeps allocation classes apart (opts.llvm_types): its
+	 * contexts' records of different classes were folded already, and
+	 * each context takes the class of its sums. */
+	bool unclassed;
 };
 
 typedef void merge_report_fn(void *arg, const struct merge_result *r);

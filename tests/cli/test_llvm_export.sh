@@ -224,13 +224,24 @@ if [ -x mixed ] && [ -n "$(ls mixed.cold.* mixed.hot.* mixed.brief.* 2>/dev/null
 	"$MD" merge --no-progress -o f12.memprof f1.memprof f2.memprof 2>/dev/null
 	if "$MD" merge --format=llvm --no-progress -o shards.prof s1.memprof s2.memprof 2>err &&
 	   "$MD" merge --format=llvm --no-progress -o tree.prof s12.memprof 2>>err &&
-	   "$MD" merge --format=llvm --no-progress -o folded.prof f12.memprof 2>>err &&
+	   "$MD" merge --format=llvm --no-progress -o folded.prof f12.memprof 2>fold.err &&
 	   cmp -s raw.prof shards.prof && cmp -s raw.prof tree.prof && ! cmp -s raw.prof folded.prof &&
 	   [ "$("$MD" show s12.memprof 2>/dev/null | grep -c 'make(unsigned int) .*mixed_runs.cc')" -eq 2 ] &&
 	   ! "$MD" show s12.memprof 2>/dev/null | grep -q '0xffffffffffffff'; then
 		ok "mixed_runs.cc: shards merged with --keep-types export to the raw profiles' bytes, in one or two levels (without, the types fold); show lists the context once per type, with no class frame"
 	else
 		notok "mixed_runs.cc, --keep-types shards: $(cat err)"
+	fi
+	# One run's shard merged without --keep-types: each context classed
+	# by its MIB, which is the run's record's, so such shards export to
+	# the raw profiles' bytes too; a shard of two runs cannot, and the
+	# merge says so.
+	if "$MD" merge --format=llvm --no-progress -o plain.prof f1.memprof f2.memprof 2>err &&
+	   cmp -s raw.prof plain.prof && ! grep -q 'several runs' err &&
+	   grep -q "f12.memprof': merged from several runs without --keep-types" fold.err; then
+		ok "mixed_runs.cc: one-run shards without --keep-types export to the raw profiles' bytes; a two-run shard gets a note"
+	else
+		notok "mixed_runs.cc, plain shards: $(cat err fold.err)"
 	fi
 	# Compared with the merge that folds the types, the same contexts.
 	if "$MD" overlap --format=json s12.memprof f12.memprof >ov.json 2>err &&
