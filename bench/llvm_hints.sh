@@ -90,14 +90,17 @@ fi
 R4=$(ls prof/run[1-4].*)
 R1=$(ls prof/run1.*)
 
-# 3. The merges: llvm-profdata-19's (L) and ours (O), thresholds def and t1.
+# 3. The merges: llvm-profdata-19's (L) and ours (O), thresholds def and t1;
+# the first two timed (wall seconds and peak RSS, GNU time).
 mkdir -p merged
 for n in 4 1; do
 	eval "runs=\$R$n"
 	# shellcheck disable=SC2154,SC2086
-	llvm-profdata-19 merge --profiled-binary cppcheck-mp $runs -o merged/L$n.prof
+	/usr/bin/time -f '%e s, %M kB' -o merged/L$n.time \
+		llvm-profdata-19 merge --profiled-binary cppcheck-mp $runs -o merged/L$n.prof
 	# shellcheck disable=SC2086
-	"$MD" merge --format=llvm --no-progress --binary=cppcheck-mp $runs \
+	/usr/bin/time -f '%e s, %M kB' -o merged/O$n.time \
+		"$MD" merge --format=llvm --no-progress --binary=cppcheck-mp $runs \
 		-o merged/O$n.def.prof 2>/dev/null
 	# shellcheck disable=SC2086
 	"$MD" merge --format=llvm --no-progress --cold-lifetime=1 \
@@ -139,4 +142,10 @@ for t in def t1; do
 	done
 done
 printf '\nprofiles: %s\n' "$(ls -l merged/*.prof | awk '{ printf "%s %d B; ", $9, $5 }')"
+printf 'merges: '
+for n in 4 1; do
+	printf 'llvm-profdata-19, %d run(s): %s; memprof-data: %s; ' "$n" \
+		"$(tail -1 merged/L$n.time)" "$(tail -1 merged/O$n.time)"
+done
+echo
 exit $status
