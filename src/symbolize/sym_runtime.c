@@ -72,6 +72,24 @@ static const char *const allocator_member[] = {
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
+/*
+ * Is P, a mangled nested name past "_ZN" and its qualifiers, a member of
+ * an allocator class that allocates?  A name of such a class with
+ * another member is not.
+ */
+static bool allocator_member_of(const char *p)
+{
+	for (size_t i = 0; i < N(allocator_class); i++) {
+		if (!starts(p, allocator_class[i]))
+			continue;
+		for (size_t k = 0; k < N(allocator_member); k++)
+			if (strstr(p, allocator_member[k]))
+				return true;
+		return false;
+	}
+	return false;
+}
+
 static bool runtime_function(const char *fn)
 {
 	const char *p;
@@ -91,15 +109,7 @@ static bool runtime_function(const char *fn)
 	for (i = 0; i < N(rt_namespace); i++)
 		if (starts(p, rt_namespace[i]))
 			return true;
-	for (i = 0; i < N(allocator_class); i++) {
-		if (!starts(p, allocator_class[i]))
-			continue;
-		for (size_t k = 0; k < N(allocator_member); k++)
-			if (strstr(p, allocator_member[k]))
-				return true;
-		return false;
-	}
-	return false;
+	return allocator_member_of(p);
 }
 
 static bool runtime_file(const char *file)
@@ -117,7 +127,6 @@ static bool runtime_file(const char *file)
 bool sym_is_alloc_library(const char *fn)
 {
 	const char *p;
-	size_t i;
 
 	if (!fn)
 		return false;
@@ -130,15 +139,7 @@ bool sym_is_alloc_library(const char *fn)
 	if (starts(p, "St3__117__libcpp_allocate") ||
 	    starts(p, "St3__121__libcpp_operator_new"))
 		return true;
-	for (i = 0; i < N(allocator_class); i++) {
-		if (!starts(p, allocator_class[i]))
-			continue;
-		for (size_t k = 0; k < N(allocator_member); k++)
-			if (strstr(p, allocator_member[k]))
-				return true;
-		return false;
-	}
-	return false;
+	return allocator_member_of(p);
 }
 
 bool sym_is_runtime(const char *function, const char *file)
