@@ -97,6 +97,23 @@ static ssize_t read_some(int fd, void *p, size_t n)
 	return got;
 }
 
+bool mp_read_full(int fd, void *buf, size_t size)
+{
+	size_t got = 0;
+
+	while (got < size) {
+		ssize_t n = read_some(fd, (char *)buf + got, size - got);
+
+		if (n <= 0) {
+			if (n == 0)
+				errno = 0;
+			return false;
+		}
+		got += (size_t)n;
+	}
+	return true;
+}
+
 /*
  * Read FD to its end into R, decompressing a zstd stream as it comes (the
  * compressed bytes are never all in memory).  The first chunk tells

@@ -77,6 +77,12 @@ struct mp_buf {
 	size_t alloc;		/* bytes at DATA, for mp_file_reread() */
 };
 
+/*
+ * Read exactly SIZE bytes from FD into BUF, retrying on EINTR: false on
+ * an error or an end of file before them (errno tells which).
+ */
+bool mp_read_full(int fd, void *buf, size_t size);
+
 /* True when DATA starts with the zstd frame magic. */
 bool mp_is_zstd(const void *data, size_t size);
 

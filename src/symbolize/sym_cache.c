@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "common/mp_file.h"
 #include "hashtable/ht.h"
 
 static const unsigned char magic[8] = { 'M', 'P', 'D', 'S', 'Y', 'M', 'C', '\n' };
@@ -58,23 +59,10 @@ void sym_cache_file_release(struct sym_cache_file *f)
 static unsigned char *read_all(int fd, size_t size)
 {
 	unsigned char *buf = malloc(size ? size : 1);
-	size_t got = 0;
-	ssize_t n;
+	char more;
 
-	if (!buf)
-		return NULL;
-	while (got < size) {
-		n = read(fd, buf + got, size - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			free(buf);
-			return NULL;
-		}
-		got += (size_t)n;
-	}
 	/* A file that grew while being read is another writer's: skip it. */
-	if (read(fd, &n, 1) != 0) {
+	if (buf && (!mp_read_full(fd, buf, size) || read(fd, &more, 1) != 0)) {
 		free(buf);
 		return NULL;
 	}

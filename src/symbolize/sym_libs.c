@@ -27,13 +27,14 @@
 #include "sym.h"
 
 #include <elfutils/libdwelf.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "common/mp_file.h"
 
 #define CACHE_MAGIC "glibc-ld.so.cache1.1"
 #define CACHE_HEADER 48
@@ -53,31 +54,20 @@ static uint32_t get32(const uint8_t *p)
 static bool read_cache(const char *path, uint8_t **buf, size_t *len)
 {
 	struct stat st;
-	size_t got = 0;
-	ssize_t r;
+	bool ok;
 	int fd;
 
 	*buf = NULL;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return false;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    st.st_size < CACHE_HEADER || (uint64_t)st.st_size > CACHE_MAX ||
-	    !(*buf = malloc((size_t)st.st_size))) {
-		close(fd);
-		return false;
-	}
-	while (got < (size_t)st.st_size) {
-		r = read(fd, *buf + got, (size_t)st.st_size - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
+	ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	     st.st_size >= CACHE_HEADER && (uint64_t)st.st_size <= CACHE_MAX &&
+	     (*buf = malloc((size_t)st.st_size)) &&
+	     mp_read_full(fd, *buf, (size_t)st.st_size);
 	close(fd);
-	*len = got;
-	return got == (size_t)st.st_size;
+	*len = ok ? (size_t)st.st_size : 0;
+	return ok;
 }
 
 /*
