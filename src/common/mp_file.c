@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include "mp_util.h"
 
@@ -115,6 +116,33 @@ bool mp_read_full(int fd, void *buf, size_t size)
 }
 
 /*
+ * A zstd decoder whose window, which a frame declares and the decoder
+ * allocates before any content, is at most MP_ZSTD_WINDOW_MAX: else ten
+ * bytes of frame header could ask for 128 MiB (zstd's default limit).
+ */
+static ZSTD_DStream *new_dstream(void)
+{
+	ZSTD_DStream *ds = ZSTD_createDStream();
+
+	if (ds && ZSTD_isError(ZSTD_DCtx_setParameter(ds, ZSTD_d_windowLogMax,
+						      MP_ZSTD_WINDOW_LOG_MAX))) {
+		ZSTD_freeDStream(ds);
+		return NULL;
+	}
+	return ds;
+}
+
+/* The error of a zstd call that returned RET. */
+static enum mp_errcode zstd_fail(struct mp_err *err, size_t ret)
+{
+	if (ZSTD_getErrorCode(ret) == ZSTD_error_frameParameter_windowTooLarge)
+		return mp_fail(err, MP_E_ZSTD, "zstd: the frame's window is over "
+			       "%u MiB (compressed with --long or --ultra?): "
+			       "decompress it first", MP_ZSTD_WINDOW_MAX >> 20);
+	return mp_fail(err, MP_E_ZSTD, "zstd: %s", ZSTD_getErrorName(ret));
+}
+
+/*
  * Read FD to its end into R, decompressing a zstd stream as it comes (the
  * compressed bytes are never all in memory).  The first chunk tells
  * which.
@@ -152,7 +180,7 @@ static enum mp_errcode read_fd(int fd, struct reader *r, bool *compressed,
 			first = false;
 			*compressed = mp_is_zstd(chunk, (size_t)n);
 			if (*compressed) {
-				ds = ZSTD_createDStream();
+				ds = new_dstream();
 				out = malloc(ZSTD_DStreamOutSize());
 				if (!ds || !out) {
 					rc = mp_fail(err, MP_E_NOMEM, NULL);
@@ -198,8 +226,7 @@ static enum mp_errcode read_fd(int fd, struct reader *r, bool *compressed,
 
 			frame_left = ZSTD_decompressStream(ds, &ob, &in);
 			if (ZSTD_isError(frame_left))
-				rc = mp_fail(err, MP_E_ZSTD, "zstd: %s",
-					     ZSTD_getErrorName(frame_left));
+				rc = zstd_fail(err, frame_left);
 			else
 				rc = append(r, out, ob.pos, false, err);
 		}
@@ -210,8 +237,7 @@ static enum mp_errcode read_fd(int fd, struct reader *r, bool *compressed,
 
 			frame_left = ZSTD_decompressStream(ds, &ob, &none);
 			if (ZSTD_isError(frame_left))
-				rc = mp_fail(err, MP_E_ZSTD, "zstd: %s",
-					     ZSTD_getErrorName(frame_left));
+				rc = zstd_fail(err, frame_left);
 			else if (!ob.pos)
 				break;
 			else
@@ -245,7 +271,7 @@ enum mp_errcode mp_zstd_decompress(struct mp_buf *out, const void *data,
 	if (!mp_mul(size, MP_FILE_MAX_EXPANSION, &limit) ||
 	    limit > MP_FILE_MAX_SIZE)
 		limit = MP_FILE_MAX_SIZE;
-	ds = ZSTD_createDStream();
+	ds = new_dstream();
 	if (!ds)
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	while (in.pos < in.size || ret != 0) {
@@ -267,8 +293,7 @@ enum mp_errcode mp_zstd_decompress(struct mp_buf *out, const void *data,
 		}
 		ret = ZSTD_decompressStream(ds, &ob, &in);
 		if (ZSTD_isError(ret)) {
-			rc = mp_fail(err, MP_E_ZSTD, "zstd: %s",
-				     ZSTD_getErrorName(ret));
+			rc = zstd_fail(err, ret);
 			goto out;
 		}
 		if (in.pos == in.size && ret != 0 && ob.pos < ob.size) {

@@ -83,6 +83,15 @@ struct mp_buf {
  */
 bool mp_read_full(int fd, void *buf, size_t size);
 
+/*
+ * The largest zstd window read (8 MiB: what `zstd -19` writes; `--long`
+ * and `--ultra` write larger): the decoder allocates a frame's window
+ * before its content, so this bounds what any zstd input costs beyond
+ * its decoded bytes.
+ */
+#define MP_ZSTD_WINDOW_LOG_MAX 23
+#define MP_ZSTD_WINDOW_MAX (1u << MP_ZSTD_WINDOW_LOG_MAX)
+
 /* True when DATA starts with the zstd frame magic. */
 bool mp_is_zstd(const void *data, size_t size);
 

@@ -58,6 +58,29 @@ else
 	notok "zstd bombs of zeros: $peaks $(cat err.txt)"
 fi
 
+# A zstd frame's window is allocated before its content: ten bytes of
+# header asking for 128 MiB, and a file compressed with --long=27, are
+# refused with a message saying why; zstd -19 from a pipe (its window,
+# 8 MiB, declared whatever the content) reads.
+printf '\050\265\057\375\000\210\112\112\010\000' >bigwin.zst
+{ cat "$FX/cxx.v4.profraw"; head -c 9000000 /dev/urandom; } | zstd -q --long=27 >long.zst
+zstd -q -19 <"$FX/cxx.v4.profraw" >l19.zst
+res=""
+for f in bigwin.zst long.zst; do
+	"$MD" show "$f" >/dev/null 2>err.txt
+	r=$?
+	[ $r = 1 ] && grep -q "$f': zstd: the frame's window is over 8 MiB" err.txt ||
+		res="$res $f:$r:$(cat err.txt)"
+done
+if [ -z "$res" ] && "$MD" show --format=json l19.zst >l19.json 2>err.txt &&
+   "$MD" show --format=json "$FX/cxx.v4.profraw" >plain.json 2>>err.txt &&
+   grep -q '"contexts": 4,' l19.json && grep -q '"compressed": true' l19.json &&
+   [ "$(grep -m 1 '"AllocCount"' l19.json)" = "$(grep -m 1 '"AllocCount"' plain.json)" ]; then
+	ok "zstd windows over 8 MiB refused with a message (a 10-byte header, --long=27); zstd -19's 8 MiB reads"
+else
+	notok "zstd windows:$res $(cat err.txt)"
+fi
+
 # A raw header, then zeros: a bomb whose first bytes pass.  The cap stops
 # it; peak RSS is the cap plus a constant, whatever the bomb's size.
 peaks=""

@@ -16,7 +16,9 @@
  * every replay and fails an input that needs more than
  *	FUZZ_MEM_PER_BYTE x (input bytes + decoded bytes) + FUZZ_MEM_SLACK
  * where "decoded bytes" is what a zstd input decompressed to, reported
- * through fuzz_note_decoded() (a weak hook: libFuzzer builds lack it).
+ * through fuzz_note_decoded() (a weak hook: libFuzzer builds lack it),
+ * and a zstd input may add its frame's window, at most
+ * MP_ZSTD_WINDOW_MAX (common/mp_file.h).
  */
 #ifndef FUZZ_H
 #define FUZZ_H

@@ -14,7 +14,9 @@
  *   heap	the peak of live heap bytes while the input runs may exceed
  *		the heap in use before it by at most
  *		fuzz_mem_per_byte x (input + decoded bytes) + FUZZ_MEM_SLACK
- *		(fuzz.h), and nothing may stay allocated once it returns.
+ *		(fuzz.h), plus MP_ZSTD_WINDOW_MAX for a zstd input (the
+ *		window its frame declares, up to that), and nothing may stay
+ *		allocated once it returns.
  *
  * The heap is measured by replacing malloc and friends with thin wrappers
  * around glibc's __libc_* functions (glibc supports replacing malloc this
@@ -34,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/mp_file.h"
 #include "fuzz.h"
 
 #ifndef FUZZ_TARGET
@@ -257,6 +260,9 @@ static int run_one(const char *path, struct stats *st, unsigned timeout)
 	used = heap_peak - before;
 	left = heap_live - before;
 	limit = fuzz_mem_per_byte * (size + decoded) + FUZZ_MEM_SLACK;
+	/* A zstd frame's window, allocated before any content. */
+	if (mp_is_zstd(data, size))
+		limit += MP_ZSTD_WINDOW_MAX;
 	if (used > limit) {
 		fprintf(stderr, "%s: heap peak %zu bytes for %zu input bytes "
 			"(%zu decoded), over the limit of %zu\n", path, used,
@@ -371,8 +377,9 @@ int main(int argc, char **argv)
 	printf(FUZZ_TARGET ": %zu inputs (%zu bytes) replayed in the limits "
 	       "(%us each", st.inputs, st.bytes, timeout);
 #ifdef HEAP_ACCOUNTING
-	printf(", heap <= %zu x input + %zu MiB", fuzz_mem_per_byte,
-	       FUZZ_MEM_SLACK >> 20);
+	printf(", heap <= %zu x input + %zu MiB (+ %u MiB for zstd)",
+	       fuzz_mem_per_byte, FUZZ_MEM_SLACK >> 20,
+	       MP_ZSTD_WINDOW_MAX >> 20);
 	if (st.inputs)
 		printf("; largest heap peak %zu KiB for %zu input bytes, %s",
 		       st.peak >> 10, st.peak_input,
