@@ -9,7 +9,8 @@
 # OUT/indexed    `memprof-data merge` of each fixture, with and without its
 #                binaries, of all of them at once, of nothing (an empty
 #                profile), and tests/fuzz/bad-indexed/*.memprof
-# OUT/show       raw and indexed seeds, and a zstd-compressed indexed file
+# OUT/show       raw and indexed seeds, a zstd-compressed indexed file, and
+#                LLVM indexed profiles (ours, and llvm-profdata-19's)
 #
 # The committed corpora are these seeds plus what fuzzing found, minimized:
 #	make fuzz-minimize	(libFuzzer -merge=1 into tests/fuzz/corpus/)
@@ -61,6 +62,20 @@ cp tests/fuzz/bad-indexed/*.memprof "$OUT/indexed/"
 cp "$OUT"/raw/* "$OUT"/indexed/* "$OUT/show/"
 "$MD" merge --no-progress -o "$OUT/show/cxx.memprof.zst" \
 	--binary="$FX/cxx.pie" "$FX/cxx.v4.profraw"
+# LLVM's indexed profiles, which show reads too: ours in each header and
+# MemProf version, and llvm-profdata-19's (radix call stacks) if it is here.
+for opts in "" "--llvm-header=12" "--llvm-memprof-version=0" "--llvm-full-schema"; do
+	name=cxx.llvm$(echo "$opts" | tr -d ' =-' | sed 's/^llvm/./').prof
+	# shellcheck disable=SC2086
+	"$MD" merge --no-progress --format=llvm $opts -o "$OUT/show/$name" \
+		--binary="$FX/cxx.pie" "$FX/cxx.v4.profraw"
+done
+if command -v llvm-profdata-19 >/dev/null 2>&1; then
+	llvm-profdata-19 merge --profiled-binary "$FX/cxx.pie" \
+		"$FX/cxx.v4.profraw" -o "$OUT/show/cxx.llvm-profdata.prof"
+	llvm-profdata-19 merge --profiled-binary "$FX/basic.pie" \
+		"$FX/basic.pie.v4.profraw" -o "$OUT/show/basic.llvm-profdata.prof"
+fi
 
 for t in raw roundtrip indexed show; do
 	echo "seed/$t: $(ls "$OUT/$t" | wc -l) files, $(du -sk "$OUT/$t" | cut -f1) KB"
