@@ -212,6 +212,117 @@ START_TEST(read_back)
 }
 END_TEST
 
+/* A context as read back: its record, then its frames, as text. */
+struct ctx_lines {
+	char **v;
+	size_t n;
+};
+
+static enum mp_errcode keep_ctx(void *arg, const struct llvm_context *c,
+				struct mp_err *err)
+{
+	struct ctx_lines *l = arg;
+	char *line = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&line, &len);
+
+	(void)err;
+	fprintf(fp, "%016llx %llu:", (unsigned long long)c->function,
+		(unsigned long long)c->mib.v[MIB_AllocCount]);
+	for (uint32_t k = 0; k < c->n; k++)
+		fprintf(fp, " %016llx/%u/%u/%d",
+			(unsigned long long)c->frames[k].guid,
+			c->frames[k].line_offset, c->frames[k].column,
+			c->frames[k].inlined);
+	fclose(fp);
+	l->v = realloc(l->v, (l->n + 1) * sizeof(*l->v));
+	ck_assert_ptr_nonnull(l->v);
+	l->v[l->n++] = line;
+	return MP_OK;
+}
+
+static int by_line(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * Version 3 stores call stacks in a radix array, where stacks share their
+ * root ends through jumps; version 0 spells every stack out.  Random
+ * stacks over a few functions (shared root ends, stacks that are the
+ * root end of others, inline chains) read back the same from both, and
+ * the radix array is smaller than the stacks spelled out.
+ */
+START_TEST(radix_stacks_read_back)
+{
+	static const char *const fn[] = {
+		"main", "_Z1av", "_Z1bv", "_Z1cv", "_Z1dv", "_Z1ev",
+	};
+	struct ctx_lines got[2] = { { NULL, 0 }, { NULL, 0 } };
+	uint64_t words = 0;
+	unsigned seed = 12345;
+
+	for (unsigned mv = 0; mv <= 3; mv += 3) {
+		struct exp_llvm_opts o = { .header_version = 8, .memprof_version = mv };
+		struct ctx_lines *l = &got[mv != 0];
+		struct mp_err err = { 0 };
+		struct exp_llvm x;
+		struct llvm_file f;
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *fp = open_memstream(&buf, &len);
+
+		seed = 12345;
+		exp_llvm_init(&x);
+		for (int i = 0; i < 400; i++) {
+			struct mp_frame fr[16];
+			struct mp_mib m = { { 0 } };
+			uint32_t n;
+
+			seed = seed * 1103515245u + 12345u;
+			n = 1 + (seed >> 16) % 14;
+			for (uint32_t k = 0; k < n; k++) {
+				/* Root side mostly alike, leaf side varied. */
+				uint32_t d = n - 1 - k, r;
+
+				seed = seed * 1103515245u + 12345u;
+				r = (seed >> 16) % (d < 4 ? 2 : 6);
+				fr[k] = (struct mp_frame)FR(fn[r], 10 * (d + 1) + r,
+							    1 + (int)d, 10 * (d + 1),
+							    r == 5 && k + 1 < n
+							    ? MP_FRAME_INLINED : 0);
+			}
+			m.v[MIB_AllocCount] = 1 + (uint64_t)i % 3;
+			ck_assert_int_eq(exp_llvm_add(&x, fr, n, &m, &err), MP_OK);
+		}
+		if (mv)
+			words = x.nstacks + x.nstack_ids;
+		ck_assert_int_eq(exp_llvm_write(&x, &o, fp, &err), MP_OK);
+		fclose(fp);
+		exp_llvm_release(&x);
+		ck_assert_int_eq(llvm_open(&f, buf, len, &err), MP_OK);
+		ck_assert_int_eq(llvm_foreach_context(&f, keep_ctx, l, &err), MP_OK);
+		if (mv) {
+			uint64_t cs = le64(buf + 520 + 8), payload = le64(buf + 520 + 16);
+
+			/* The array ends where the records begin. */
+			ck_assert_uint_lt((payload - cs) / 4, words * 3 / 4);
+		}
+		free(buf);
+		qsort(l->v, l->n, sizeof(*l->v), by_line);
+	}
+	ck_assert_uint_gt(got[0].n, 100);
+	ck_assert_uint_eq(got[0].n, got[1].n);
+	for (size_t i = 0; i < got[0].n; i++) {
+		ck_assert_str_eq(got[0].v[i], got[1].v[i]);
+		free(got[0].v[i]);
+		free(got[1].v[i]);
+	}
+	free(got[0].v);
+	free(got[1].v);
+}
+END_TEST
+
 /* Every truncation is refused, under header 8 and 12 (whose last bytes
  * are the binary ids' and vtable names' sections, read by nothing else
  * here); every single-byte change is refused or read cleanly (ASan and
@@ -314,6 +425,7 @@ int main(void)
 	tcase_add_test(tc, class_frames_keep_records_apart);
 	tcase_add_test(tc, bad_header_version);
 	tcase_add_test(tc, read_back);
+	tcase_add_test(tc, radix_stacks_read_back);
 	tcase_add_loop_test(tc, truncation_and_mutation_sweeps, 0, 4);
 	tcase_add_test(tc, temporal_traces_must_fit);
 	suite_add_tcase(s, tc);
