@@ -140,7 +140,7 @@ int sym_zstd_inflate(int fd, struct mp_err *err)
 {
 	Elf64_Shdr *sh = NULL;
 	Elf64_Ehdr eh;
-	Elf64_Chdr ch;
+	Elf64_Chdr *chs = NULL;	/* per section; ch_type 0: not ours */
 	struct stat st;
 	size_t n, strndx, nz = 0;
 	uint64_t end, total = 0;
@@ -155,21 +155,30 @@ int sym_zstd_inflate(int fd, struct mp_err *err)
 	    eh.e_ident[EI_DATA] != ELFDATA2LSB ||
 	    !(sh = read_shdrs(fd, (uint64_t)st.st_size, &eh, &n, &strndx)))
 		goto out;
-	for (size_t i = 0; i < n; i++)
-		if (is_zstd_debug(fd, (uint64_t)st.st_size, &sh[i], &sh[strndx], &ch)) {
-			if (ch.ch_size / ZSTD_RATIO > sh[i].sh_size ||
-			    ch.ch_size > ZSTD_TOTAL_MAX - total) {
-				mp_fail(err, MP_E_TOO_LARGE, "section %zu would "
-					"inflate from %llu to %llu bytes, more "
-					"than %u times or %llu bytes in all", i,
-					(unsigned long long)sh[i].sh_size,
-					(unsigned long long)ch.ch_size,
-					ZSTD_RATIO, ZSTD_TOTAL_MAX);
-				goto out;
-			}
-			total += ch.ch_size;
-			nz++;
+	if (!(chs = calloc(n, sizeof(*chs)))) {
+		mp_fail(err, MP_E_NOMEM, NULL);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		Elf64_Chdr *ch = &chs[i];
+
+		if (!is_zstd_debug(fd, (uint64_t)st.st_size, &sh[i], &sh[strndx], ch)) {
+			ch->ch_type = 0;
+			continue;
 		}
+		if (ch->ch_size / ZSTD_RATIO > sh[i].sh_size ||
+		    ch->ch_size > ZSTD_TOTAL_MAX - total) {
+			mp_fail(err, MP_E_TOO_LARGE, "section %zu would "
+				"inflate from %llu to %llu bytes, more "
+				"than %u times or %llu bytes in all", i,
+				(unsigned long long)sh[i].sh_size,
+				(unsigned long long)ch->ch_size,
+				ZSTD_RATIO, ZSTD_TOTAL_MAX);
+			goto out;
+		}
+		total += ch->ch_size;
+		nz++;
+	}
 	if (!nz || libelf_has_zstd())
 		goto out;
 	out = memfd_create("memprof-data-inflated", MFD_CLOEXEC);
@@ -180,9 +189,10 @@ int sym_zstd_inflate(int fd, struct mp_err *err)
 	}
 	end = (uint64_t)st.st_size;
 	for (size_t i = 0; i < n; i++) {
+		Elf64_Chdr ch = chs[i];
 		size_t got;
 
-		if (!is_zstd_debug(fd, (uint64_t)st.st_size, &sh[i], &sh[strndx], &ch))
+		if (ch.ch_type != ELFCOMPRESS_ZSTD)
 			continue;
 		src = malloc(sh[i].sh_size - sizeof(ch) + 1);
 		dst = malloc(ch.ch_size + 1);
@@ -233,6 +243,7 @@ fail:
 out:
 	free(src);
 	free(dst);
+	free(chs);
 	free(sh);
 	return out;
 }
