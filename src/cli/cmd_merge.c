@@ -606,6 +606,7 @@ int cmd_merge(int argc, char **argv)
 	opts.indexed_output = true;
 	merge_init(&m, &opts, &sym);
 	rc = EXIT_ERROR;
+	xo.llvm.jobs = opts.jobs;
 	if (merge_run(&m, in.v, in.n, &err)) {
 		/* An input that stopped the merge has had its message. */
 		if (!m.failed_input)

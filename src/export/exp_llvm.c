@@ -20,9 +20,11 @@
 #include "export.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/mp_thread.h"
 #include "exp_intern.h"
 #include "llvm/llvm.h"
 #include "profile/view.h"
@@ -709,6 +711,27 @@ static int by_stack_root(const void *a, const void *b, void *arg)
 	return s->n < t->n ? -1 : s->n > t->n;
 }
 
+/* The stacks' ranks in content order (by_stack), ORDER room for them:
+ * on a thread of its own beside radix_build(), which sorts the other way
+ * round (they write different fields of the stacks). */
+struct ranking {
+	struct exp_llvm *x;
+	uint32_t *order;
+};
+
+static void *rank_stacks(void *arg)
+{
+	struct ranking *r = arg;
+	struct exp_llvm *x = r->x;
+
+	for (size_t i = 0; i < x->nstacks; i++)
+		r->order[i] = (uint32_t)i;
+	qsort_r(r->order, x->nstacks, sizeof(*r->order), by_stack, x);
+	for (size_t i = 0; i < x->nstacks; i++)
+		x->stacks[r->order[i]].rank = (uint32_t)i;
+	return NULL;
+}
+
 /*
  * Version 3's radix array of the call stacks, into *OUT (*NOUT words),
  * each stack's id (the place of its length word) into its pos.  A stack
@@ -1359,17 +1382,31 @@ enum mp_errcode exp_llvm_write(struct exp_llvm *x,
 		nschema = LLVM_TAG_HISTOGRAM;
 	}
 	/* Frames and call stacks numbered by their contents. */
-	order = malloc((x->nframes + x->nstacks + 1) * sizeof(*order));
+	order = malloc((x->nframes + 2 * x->nstacks + 1) * sizeof(*order));
 	if (!order || renumber_frames(x, order))
 		goto fail;
-	/* The records list their sites by stack, in content order. */
-	for (size_t i = 0; i < x->nstacks; i++)
-		order[i] = (uint32_t)i;
-	qsort_r(order, x->nstacks, sizeof(*order), by_stack, x);
-	for (size_t i = 0; i < x->nstacks; i++)
-		x->stacks[order[i]].rank = (uint32_t)i;
-	if (mv != 0 && (rc = radix_build(x, order, &radix, &l.nradix)))
-		goto fail;
+	/*
+	 * The records list their sites by stack, in content order (the
+	 * ranks); version 3 names the stacks by their places in the radix
+	 * array, built in another order.  Two sorts of every stack, at the
+	 * same time given two threads (cppcheck's four profiles: 191k
+	 * stacks, 60 to 70 ms each).
+	 */
+	{
+		struct ranking rk = { x, order };
+		pthread_t t;
+		bool beside = mv != 0 && opts && opts->jobs > 1 &&
+			      mp_thread_beside(&t, rank_stacks, &rk) == 0;
+
+		if (!beside)
+			rank_stacks(&rk);
+		if (mv != 0)
+			rc = radix_build(x, order + x->nstacks, &radix, &l.nradix);
+		if (beside)
+			pthread_join(t, NULL);
+		if (mv != 0 && rc)
+			goto fail;
+	}
 	l.radix = radix;
 	if ((rc = gather_records(x, &recs, &nrec, &guids))) {
 		if (rc == MP_E_NOMEM)

@@ -53,6 +53,8 @@ struct exp_llvm_opts {
 					 * or 0 (the RFC's; clang 19 only) */
 	bool full_schema;		/* every MIB field, not only hot/cold
 					 * (version 0 always has them all) */
+	unsigned jobs;			/* threads the write may use (0, 1:
+					 * only the caller's) */
 };
 
 struct exp_llvm_frame;

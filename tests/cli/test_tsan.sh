@@ -52,6 +52,18 @@ same_jobs "96 indexed inputs" $idx
 # shellcheck disable=SC2086
 same_jobs "raw and indexed inputs mixed" $raw $idx
 
+# The LLVM export sorts the stacks two ways at once given two threads.
+# shellcheck disable=SC2086
+if "$MD" merge -j 1 --format=llvm --no-progress -o "$tmp/l1.prof" --binary="$FX/cxx.pie" \
+	$FX/cxx.v4.profraw $FX/cxx.v4.profraw 2>"$tmp/err" &&
+   "$MD" merge -j 2 --format=llvm --no-progress -o "$tmp/l2.prof" --binary="$FX/cxx.pie" \
+	$FX/cxx.v4.profraw $FX/cxx.v4.profraw 2>>"$tmp/err" &&
+   cmp -s "$tmp/l1.prof" "$tmp/l2.prof"; then
+	ok "merge --format=llvm -j 1 and -j 2 give the same bytes"
+else
+	notok "merge --format=llvm -j 1 / -j 2: $(head -c 600 "$tmp/err")"
+fi
+
 # The indexed merge equals the raw one it was made from, weighted.
 # shellcheck disable=SC2086
 "$MD" merge -j 8 --no-progress -o "$tmp/i.memprof" $idx 2>/dev/null
