@@ -213,6 +213,7 @@ static int read_list(struct inputs *in, const char *list)
 struct progress {
 	bool show;
 	double start, shown;
+	size_t unclassed;	/* inputs with merge_result's unclassed */
 };
 
 static double now(void)
@@ -259,7 +260,8 @@ static void report(void *arg, const struct merge_result *r)
 			 r->unresolved == 1 ? "" : "s", bid,
 			 r->unresolved > 1 ? " and others" : "");
 	}
-	if (r->rc == MP_OK && r->unclassed) {
+	/* Named once: a fleet's shards would repeat it a thousand times. */
+	if (r->rc == MP_OK && r->unclassed && !p->unclassed++) {
 		if (p->shown > 0)
 			fputc('\n', stderr);
 		cli_note(r->path, "merged from several runs without --keep-types: "
@@ -613,6 +615,10 @@ int cmd_merge(int argc, char **argv)
 			cli_fail(NULL, &err);
 		goto out;
 	}
+	if (prog.unclassed > 1)
+		cli_note(NULL, "%zu more input%s merged from several runs without "
+			 "--keep-types", prog.unclassed - 1,
+			 prog.unclassed == 2 ? "" : "s");
 	if (m.cut)
 		cli_note(NULL, "%" PRIu64 " raw stack%s cut at a PC in no segment "
 			 "(garbage past code without frame pointers; "

@@ -236,12 +236,16 @@ if [ -x mixed ] && [ -n "$(ls mixed.cold.* mixed.hot.* mixed.brief.* 2>/dev/null
 	# by its MIB, which is the run's record's, so such shards export to
 	# the raw profiles' bytes too; a shard of two runs cannot, and the
 	# merge says so.
+	cp f12.memprof f12b.memprof
 	if "$MD" merge --format=llvm --no-progress -o plain.prof f1.memprof f2.memprof 2>err &&
 	   cmp -s raw.prof plain.prof && ! grep -q 'several runs' err &&
-	   grep -q "f12.memprof': merged from several runs without --keep-types" fold.err; then
-		ok "mixed_runs.cc: one-run shards without --keep-types export to the raw profiles' bytes; a two-run shard gets a note"
+	   grep -q "f12.memprof': merged from several runs without --keep-types" fold.err &&
+	   "$MD" merge --format=llvm --no-progress -o two.prof f12.memprof f12b.memprof 2>err2 &&
+	   [ "$(grep -c 'several runs' err2)" = 2 ] &&
+	   grep -q 'note: 1 more input merged from several runs without --keep-types' err2; then
+		ok "mixed_runs.cc: one-run shards without --keep-types export to the raw profiles' bytes; a two-run shard gets a note, named once"
 	else
-		notok "mixed_runs.cc, plain shards: $(cat err fold.err)"
+		notok "mixed_runs.cc, plain shards: $(cat err fold.err err2 2>/dev/null)"
 	fi
 	# Compared with the merge that folds the types, the same contexts.
 	if "$MD" overlap --format=json s12.memprof f12.memprof >ov.json 2>err &&
