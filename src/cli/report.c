@@ -205,12 +205,25 @@ static void printed(const struct view_context *c, size_t max, size_t *head,
 	}
 }
 
-static void emit_mib(struct emit *e, const struct mp_mib *m)
+/* M's fields that MASK has (view_input's mib_mask): an LLVM file's
+ * schema, not zeros for what it does not keep. */
+static void emit_mib(struct emit *e, const struct mp_mib *m, uint64_t mask)
 {
 	emit_object(e, "mib");
 	for (int i = 0; i < MIB__COUNT; i++)
-		emit_u64(e, mib_fields[i].name, m->v[i]);
+		if (mask >> i & 1)
+			emit_u64(e, mib_fields[i].name, m->v[i]);
 	emit_end(e);
+}
+
+/* The fields every input of V has. */
+static uint64_t common_fields(const struct view *v)
+{
+	uint64_t mask = ~(uint64_t)0;
+
+	for (size_t i = 0; i < v->ninputs; i++)
+		mask &= v->inputs[i].mib_mask;
+	return mask;
 }
 
 /*
@@ -248,6 +261,7 @@ static void emit_estimates(struct emit *e, const struct mp_mib *m,
 
 static void emit_inputs(struct emit *e, const struct view *v)
 {
+	const uint64_t all = ((uint64_t)1 << MIB__COUNT) - 1;
 	char display[4200];
 
 	emit_list(e, "inputs");
@@ -267,6 +281,19 @@ static void emit_inputs(struct emit *e, const struct view *v)
 			 in->kind, in->version, in->compressed ? " (zstd)" : "",
 			 in->nprofiles, in->nprofiles == 1 ? "" : "s",
 			 in->ncontexts, in->ncontexts == 1 ? "" : "s", samp);
+		if (in->mib_mask != all) {
+			size_t at = strlen(display);
+			const char *sep = ", MIB fields: ";
+
+			for (int f = 0; f < MIB__COUNT && at < sizeof(display); f++)
+				if (in->mib_mask >> f & 1) {
+					at += (size_t)snprintf(display + at,
+							       sizeof(display) - at,
+							       "%s%s", sep,
+							       mib_fields[f].name);
+					sep = " ";
+				}
+		}
 		emit_row(e, NULL, display);
 		emit_str(e, "path", in->path);
 		emit_str(e, "kind", in->kind);
@@ -277,6 +304,13 @@ static void emit_inputs(struct emit *e, const struct view *v)
 		if (in->nsampled) {
 			emit_u64(e, "sampled_contexts", in->nsampled);
 			emit_u64(e, "sample_interval", in->sample_interval);
+		}
+		if (in->mib_mask != all) {
+			emit_vector(e, "mib_fields");
+			for (int f = 0; f < MIB__COUNT; f++)
+				if (in->mib_mask >> f & 1)
+					emit_str(e, NULL, mib_fields[f].name);
+			emit_end(e);
 		}
 		emit_end(e);
 	}
@@ -313,11 +347,15 @@ static void emit_summary(struct emit *e, const struct view *v)
 {
 	size_t nf = sizeof(summary_fields) / sizeof(summary_fields[0]);
 
+	uint64_t mask = common_fields(v);
+
 	emit_object(e, "summary");
 	emit_u64(e, "contexts", v->nall);
+	/* A total is shown where every input has the field. */
 	for (size_t f = 0; f < nf; f++)
-		emit_u64(e, mib_fields[summary_fields[f]].name,
-			 v->sums.v[summary_fields[f]]);
+		if (mask >> summary_fields[f] & 1)
+			emit_u64(e, mib_fields[summary_fields[f]].name,
+				 v->sums.v[summary_fields[f]]);
 	emit_bool(e, "sampled", v->nsamp != 0);
 	/*
 	 * Over a whole profile only the bytes have an interval: objects much
@@ -496,7 +534,7 @@ enum mp_errcode report_show(struct emit *e, struct view *v,
 			rc = mp_fail(err, MP_E_NOMEM, NULL);
 			break;
 		}
-		emit_mib(e, &c->mib);
+		emit_mib(e, &c->mib, v->inputs[c->input].mib_mask);
 		if (c->nsamp)
 			emit_estimates(e, &c->mib, c->samp, c->nsamp,
 				       mp_samp_field, MP_SAMP_NFIELDS);

@@ -68,6 +68,8 @@ static bool count_context(struct view *v, const struct view_context *c)
 }
 
 /* A new input named PATH; NULL when out of memory. */
+_Static_assert(MIB__COUNT <= 64, "view_input.mib_mask holds a bit a field");
+
 static struct view_input *new_input(struct view *v, const char *path)
 {
 	struct view_input *vi;
@@ -76,6 +78,7 @@ static struct view_input *new_input(struct view *v, const char *path)
 		return NULL;
 	vi = &v->inputs[v->ninputs];
 	memset(vi, 0, sizeof(*vi));
+	vi->mib_mask = ((uint64_t)1 << MIB__COUNT) - 1;
 	vi->path = mp_arena_strdup(&v->arena, path);
 	if (!vi->path)
 		return NULL;
@@ -763,6 +766,13 @@ static enum mp_errcode add_llvm(struct view *v, const char *path,
 	if (!vi)
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	vi->kind = "llvm";
+	vi->mib_mask = 0;
+	for (size_t i = 0; i < f->nschema; i++) {
+		int fld = mib_field_by_tag(f->schema[i]);
+
+		if (fld >= 0)
+			vi->mib_mask |= (uint64_t)1 << fld;
+	}
 	v->nllvm++;
 	vi->version = vi->min_version = f->version;
 	vi->nprofiles = 1;

@@ -46,6 +46,9 @@ struct view_input {
 	uint32_t min_version;
 	uint32_t nprofiles;
 	bool compressed;
+	/* Bit f: MIB field f is in the input (an LLVM file keeps its
+	 * schema's, the others 0; other inputs have them all). */
+	uint64_t mib_mask;
 	size_t ncontexts;
 	size_t nsampled;	/* contexts with sample entries */
 	uint64_t sample_interval;	/* raw: the largest R at a dump */

@@ -286,6 +286,27 @@ for opt in --llvm-header=8 --llvm-header=12 --llvm-full-schema \
 		notok "merge --format=llvm $opt: $(head -c 300 err V.err)"
 	fi
 done
+# show of an LLVM file prints the MIB fields its schema keeps, not zeros
+# for the others: our default file has four; the full schema all.
+"$MD" merge --format=llvm --llvm-full-schema --no-progress -o full.prof --binary=hc $one 2>/dev/null
+if "$MD" show --format=json ours.prof >s4.json 2>err && "$MD" show --format=json full.prof >s26.json 2>>err &&
+   "$MD" show ours.prof 2>>err | grep -q 'MIB fields: AllocCount TotalSize TotalLifetime TotalLifetimeAccessDensity$' &&
+   python3 - s4.json s26.json <<'PY' 2>>err
+import json, sys
+four, full = (json.load(open(p)) for p in sys.argv[1:3])
+want = ["AllocCount", "TotalSize", "TotalLifetime", "TotalLifetimeAccessDensity"]
+assert four["inputs"][0]["mib_fields"] == want, four["inputs"][0]
+assert all(sorted(c["mib"]) == sorted(want) for c in four["contexts"])
+assert "TotalAccessCount" not in four["summary"] and "AllocCount" in four["summary"]
+assert "mib_fields" not in full["inputs"][0]
+assert all(len(c["mib"]) > 20 for c in full["contexts"])
+assert "TotalAccessCount" in full["summary"]
+PY
+then
+	ok "show of an LLVM file: the MIB fields of its schema only (four, or all with --llvm-full-schema)"
+else
+	notok "show of an LLVM file's schema: $(tail -c 400 err)"
+fi
 # The file's header: magic, version 8 or 12 with the MemProf bit.
 "$MD" merge --format=llvm --no-progress -o v8.prof --binary=hc $one 2>/dev/null
 "$MD" merge --format=llvm --llvm-header=12 --no-progress -o v12.prof --binary=hc $one 2>/dev/null
