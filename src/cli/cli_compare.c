@@ -197,9 +197,58 @@ out:
  * Everything after option parsing, for both commands: load, match, emit.
  * DIFF is NULL for overlap.
  */
+/* The first input of either side that does not keep MIB field F (an
+ * LLVM file whose schema lacks it), or NULL. */
+static const char *lacking(struct view *const sides[2], enum mib_field f)
+{
+	for (int s = 0; s < 2; s++)
+		for (size_t i = 0; i < sides[s]->ninputs; i++)
+			if (!(sides[s]->inputs[i].mib_mask >> f & 1))
+				return sides[s]->inputs[i].path;
+	return NULL;
+}
+
+/*
+ * Diff's metrics that an input does not keep are left out, with a note:
+ * their zeros would read as a drop to nothing (our LLVM files keep the
+ * four fields clang uses).  A gate on one cannot be judged: an error.
+ * Returns EXIT_OK or EXIT_ERROR.
+ */
+static int keep_metrics(struct report_diff_opts *d, enum mib_field *metrics,
+			struct view *const sides[2])
+{
+	size_t n = 0;
+
+	for (size_t g = 0; g < d->ngates; g++) {
+		const char *path = lacking(sides, d->gates[g].field);
+
+		if (path) {
+			cli_error(path, "keeps no %s (its MIB schema lacks it): "
+				  "--fail-if=%s cannot be judged",
+				  mib_fields[d->gates[g].field].name,
+				  d->gates[g].text);
+			return EXIT_ERROR;
+		}
+	}
+	for (size_t k = 0; k < d->nmetrics; k++) {
+		const char *path = lacking(sides, d->metrics[k]);
+
+		if (path)
+			cli_note(path, "keeps no %s (its MIB schema lacks it): "
+				 "left out of the diff",
+				 mib_fields[d->metrics[k]].name);
+		else
+			metrics[n++] = d->metrics[k];
+	}
+	d->metrics = metrics;
+	d->nmetrics = n;
+	return EXIT_OK;
+}
+
 int cmp_cli_run(struct cmp_cli *co, const struct cli_command *cmd,
 		   int argc, char **argv, struct report_diff_opts *diff)
 {
+	enum mib_field metrics[MIB__COUNT];
 	struct sym_ctx sym = { 0 };
 	struct view base, test, *sides[2] = { &base, &test };
 	const char *paths[2];
@@ -228,7 +277,8 @@ int cmp_cli_run(struct cmp_cli *co, const struct cli_command *cmd,
 		goto out;
 	}
 	if ((rc = cli_sym_setup(&co->so, &sym)) ||
-	    (rc = load_sides(sides, paths, &sym, &co->so, svg, e)))
+	    (rc = load_sides(sides, paths, &sym, &co->so, svg, e)) ||
+	    (diff && (rc = keep_metrics(diff, metrics, sides))))
 		goto out;
 	rc = EXIT_ERROR;
 	if (cmp_build(&c, &base, &test, co->ro.match, &err)) {
