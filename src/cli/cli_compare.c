@@ -240,6 +240,11 @@ static int keep_metrics(struct report_diff_opts *d, enum mib_field *metrics,
 		else
 			metrics[n++] = d->metrics[k];
 	}
+	if (!n) {
+		cli_error(NULL, "no metric left to compare: every one asked for "
+			  "is missing from an input");
+		return EXIT_ERROR;
+	}
 	d->metrics = metrics;
 	d->nmetrics = n;
 	return EXIT_OK;
