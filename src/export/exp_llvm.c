@@ -369,16 +369,17 @@ static enum mp_errcode add_context(struct exp_llvm *x,
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	/* The kept PCs' frames, as frame ids. */
 	for (uint32_t i = 0, end; i < n; i = end) {
-		uint8_t fl = 0;
+		uint8_t fl = 0, innermost = 0;
 
 		for (end = i; end < n; end++) {
 			if (!(fl = flags_at(cf, end)))
 				return mp_fail(err, MP_E_NOMEM, NULL);
+			innermost = end == i ? fl : innermost;
 			if (!(fl & FR_INLINED))
 				break;
 		}
 		end = end < n ? end + 1 : n;	/* past the PC's outermost */
-		if (!(flags_at(cf, i) & FR_KEPT))
+		if (!(innermost & FR_KEPT))
 			continue;
 		for (uint32_t k = i; k < end; k++) {
 			if (!(flags_at(cf, k) & FR_FUNCTION))
@@ -1184,11 +1185,8 @@ static void records_release(struct records *R)
 	table_plan_release(&R->plan);
 }
 
-/* Version 0's frame table: frame id -> its bytes. */
-struct frame_table {
-	const struct exp_llvm *x;
-};
-
+/* Version 0's frame table: frame id -> its bytes; the context is X
+ * (its frames in output order, renumber_frames()). */
 static uint64_t frame_key(const void *ctx, size_t i)
 {
 	(void)ctx;
@@ -1214,9 +1212,9 @@ static void put_frame(struct out *o, const struct exp_llvm_frame *f)
 
 static void emit_frame(struct out *o, const void *ctx, size_t i)
 {
-	const struct frame_table *ft = ctx;
+	const struct exp_llvm *x = ctx;
 
-	put_frame(o, &ft->x->frames[i]);
+	put_frame(o, &x->frames[i]);
 }
 
 /* The whole file's layout. */
@@ -1229,7 +1227,6 @@ struct layout {
 	const uint32_t *radix;	/* the call stacks, back to front */
 	size_t nradix;
 	/* version 0 */
-	struct frame_table ft;
 	struct table_items fitems;
 	struct table_plan fplan;
 	struct records R;
@@ -1255,14 +1252,14 @@ static enum mp_errcode lay_out(struct layout *l, const struct exp_llvm *x,
 		at += 24 + 8 + 8 * (uint64_t)LLVM_TAG_HISTOGRAM;
 		if ((rc = records_plan(&l->R, nrec, at)))
 			return rc;
-		l->fitems = (struct table_items){ l->ft.x->nframes, frame_key,
-						  frame_size, emit_frame, &l->ft };
+		l->fitems = (struct table_items){ x->nframes, frame_key,
+						  frame_size, emit_frame, x };
 		if ((rc = table_plan(&l->fplan, &l->fitems, l->R.plan.end)))
 			return rc;
 		l->end = l->fplan.end;
 	} else {
 		/* The version; three offsets; the schema; the frames; the
-		 * call stacks (each a u32 count and its u32 frame ids). */
+		 * call stacks' radix array. */
 		at += 8 + 24 + 8 + 8 * (uint64_t)l->R.cols.n +
 		      LLVM_FRAME_SIZE * (uint64_t)x->nframes;
 		l->cs_off = at;
@@ -1418,7 +1415,6 @@ enum mp_errcode exp_llvm_write(struct exp_llvm *x,
 		goto done;
 	}
 	l.hdr_size = llvm_header_size(hv);
-	l.ft = (struct frame_table){ x };
 	l.R = (struct records){ .x = x, .e = recs, .guids = guids,
 				.version = mv };
 	mib_cols(&l.R.cols, schema, nschema);
