@@ -193,10 +193,6 @@ out:
 	return rc;
 }
 
-/*
- * Everything after option parsing, for both commands: load, match, emit.
- * DIFF is NULL for overlap.
- */
 /* The first input of either side that does not keep MIB field F (an
  * LLVM file whose schema lacks it), or NULL. */
 static const char *lacking(struct view *const sides[2], enum mib_field f)
@@ -250,6 +246,10 @@ static int keep_metrics(struct report_diff_opts *d, enum mib_field *metrics,
 	return EXIT_OK;
 }
 
+/*
+ * Everything after option parsing, for both commands: load, match, emit.
+ * DIFF is NULL for overlap.
+ */
 int cmp_cli_run(struct cmp_cli *co, const struct cli_command *cmd,
 		   int argc, char **argv, struct report_diff_opts *diff)
 {

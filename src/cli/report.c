@@ -261,7 +261,6 @@ static void emit_estimates(struct emit *e, const struct mp_mib *m,
 
 static void emit_inputs(struct emit *e, const struct view *v)
 {
-	const uint64_t all = ((uint64_t)1 << MIB__COUNT) - 1;
 	char display[4200];
 
 	emit_list(e, "inputs");
@@ -281,7 +280,7 @@ static void emit_inputs(struct emit *e, const struct view *v)
 			 in->kind, in->version, in->compressed ? " (zstd)" : "",
 			 in->nprofiles, in->nprofiles == 1 ? "" : "s",
 			 in->ncontexts, in->ncontexts == 1 ? "" : "s", samp);
-		if (in->mib_mask != all) {
+		if (in->mib_mask != VIEW_ALL_MIB) {
 			size_t at = strlen(display);
 			const char *sep = ", MIB fields: ";
 
@@ -305,7 +304,7 @@ static void emit_inputs(struct emit *e, const struct view *v)
 			emit_u64(e, "sampled_contexts", in->nsampled);
 			emit_u64(e, "sample_interval", in->sample_interval);
 		}
-		if (in->mib_mask != all) {
+		if (in->mib_mask != VIEW_ALL_MIB) {
 			emit_vector(e, "mib_fields");
 			for (int f = 0; f < MIB__COUNT; f++)
 				if (in->mib_mask >> f & 1)
@@ -346,7 +345,6 @@ static void emit_segments(struct emit *e, const struct view *v)
 static void emit_summary(struct emit *e, const struct view *v)
 {
 	size_t nf = sizeof(summary_fields) / sizeof(summary_fields[0]);
-
 	uint64_t mask = common_fields(v);
 
 	emit_object(e, "summary");

@@ -68,8 +68,6 @@ static bool count_context(struct view *v, const struct view_context *c)
 }
 
 /* A new input named PATH; NULL when out of memory. */
-_Static_assert(MIB__COUNT <= 64, "view_input.mib_mask holds a bit a field");
-
 static struct view_input *new_input(struct view *v, const char *path)
 {
 	struct view_input *vi;
@@ -78,7 +76,7 @@ static struct view_input *new_input(struct view *v, const char *path)
 		return NULL;
 	vi = &v->inputs[v->ninputs];
 	memset(vi, 0, sizeof(*vi));
-	vi->mib_mask = ((uint64_t)1 << MIB__COUNT) - 1;
+	vi->mib_mask = VIEW_ALL_MIB;
 	vi->path = mp_arena_strdup(&v->arena, path);
 	if (!vi->path)
 		return NULL;

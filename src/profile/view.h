@@ -47,7 +47,7 @@ struct view_input {
 	uint32_t nprofiles;
 	bool compressed;
 	/* Bit f: MIB field f is in the input (an LLVM file keeps its
-	 * schema's, the others 0; other inputs have them all). */
+	 * schema's, the others 0; other inputs have them all: VIEW_ALL_MIB). */
 	uint64_t mib_mask;
 	size_t ncontexts;
 	size_t nsampled;	/* contexts with sample entries */
@@ -60,6 +60,9 @@ struct view_input {
 	struct mp_frame *entry_frames;
 	uint8_t *entry_built;
 };
+
+#define VIEW_ALL_MIB (((uint64_t)1 << MIB__COUNT) - 1)
+_Static_assert(MIB__COUNT < 64, "view_input.mib_mask holds a bit a field");
 
 struct view_segment {
 	uint32_t input, profile;
