@@ -1195,9 +1195,9 @@ struct idx_add {
 	uint64_t weight;
 	struct mp_err *err;
 	enum mp_errcode rc;
-	/* Give each context its class's root frame, by its MIB: a merge
+	/* Contexts given their class's root frame by their MIB: a merge
 	 * keeping classes apart (opts.llvm_types) of a file without them. */
-	bool classify;
+	uint64_t classified;
 	uint32_t *ids;		/* one stack's frames, as builder ids */
 	size_t aids;
 	/* The builder id of each of the input's stack entries, + 1 (0: not
@@ -1298,6 +1298,7 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 	struct idx_frame_buf fb;
 	struct mp_frame fr;
 	uint32_t n = 0, lead = 0;
+	bool classed = false;	/* its root frame is a class's */
 
 	if ((a->rc = idx_stack_begin(&it, f, c->stack_id, &a->frames, a->err)))
 		return 1;
@@ -1308,6 +1309,8 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 	while (idx_stack_next(&it, &fr, &fb)) {
 		uint32_t *known = it.frame < f->nframes ? &a->map[it.frame] : NULL;
 		uint32_t spare;
+
+		classed = mp_frame_class(&fr) >= 0;	/* the last: the root */
 
 		if (known && !*known && resymbolize(a, &fr, known))
 			;	/* *known now names its frames in xids */
@@ -1362,7 +1365,14 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 	}
 	if (lead == n)
 		lead = 0;	/* all runtime: keep it all, as build() does */
-	if (a->classify) {
+	/*
+	 * A merge keeping classes apart, of a context merged without them
+	 * (--keep-types): classed by its MIB, which is a raw record's where
+	 * one raw stack made the context; records folded into it (of more
+	 * runs, which the caller is told, or stacks that symbolize alike)
+	 * stay folded whatever their classes.
+	 */
+	if (a->m->opts.llvm_types && !classed) {
 		enum mib_class cls = mib_alloc_class(&c->mib, a->m->opts.llvm_types);
 
 		if (!MP_GROW(a->ids, a->aids, (size_t)n + 1)) {
@@ -1373,6 +1383,7 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 			mp_fail(a->err, a->rc, NULL);
 			return 1;
 		}
+		a->classified++;
 	}
 	a->rc = idx_builder_add_stack(&a->m->b, a->ids + lead, n - lead, &c->mib,
 				      c->hist, c->nhist, a->weight, a->err);
@@ -1382,20 +1393,6 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 	return a->rc != MP_OK;
 }
 
-/* Has F a class's root frame (a merge with --keep-types or for LLVM)? */
-static bool has_class_frames(const struct idx_file *f)
-{
-	struct idx_frame_buf fb;
-	struct mp_frame fr;
-
-	for (uint32_t e = 0; e < f->nframes; e++) {
-		idx_entry_frame(f, e, &fr, &fb);
-		if (mp_frame_class(&fr) >= 0)
-			return true;
-	}
-	return false;
-}
-
 static enum mp_errcode add_indexed(struct merge *m, const struct idx_file *f,
 				   uint64_t weight, struct job *j,
 				   struct mp_err *err)
@@ -1403,15 +1400,6 @@ static enum mp_errcode add_indexed(struct merge *m, const struct idx_file *f,
 	struct idx_add a = { .m = m, .weight = weight, .err = err };
 	int r;
 
-	/*
-	 * A merge keeping classes apart, of a file whose contexts have none
-	 * (merged without --keep-types): each context is classed by its MIB.
-	 * That is a raw record's class when the file is one run's; of more
-	 * runs, records of different classes were folded into the context
-	 * already, which the caller is told.
-	 */
-	a.classify = m->opts.llvm_types && !has_class_frames(f);
-	j->unclassed = a.classify && f->ninputs > 1;
 	a.map = calloc(f->nframes ? f->nframes : 1, sizeof(*a.map));
 	if (!a.map)
 		return mp_fail(err, MP_E_NOMEM, NULL);
@@ -1422,6 +1410,7 @@ static enum mp_errcode add_indexed(struct merge *m, const struct idx_file *f,
 	free(a.xids);
 	free(a.xrt);
 	__atomic_fetch_add(&m->resymbolized, a.resymbolized, __ATOMIC_RELAXED);
+	j->unclassed = a.classified && f->ninputs > 1;
 	j->unresolved = a.unresolved;
 	j->bid_size = a.bid_size;
 	memcpy(j->bid, a.bid, sizeof(j->bid));
