@@ -1001,6 +1001,7 @@ struct table_items {
 struct table_plan {
 	size_t nbuckets;
 	size_t *head, *next;	/* each bucket's items, in item order */
+	uint64_t *size;		/* each item's data length */
 	uint64_t *bucket_off;
 	uint64_t payload, table, end;
 };
@@ -1009,6 +1010,7 @@ static void table_plan_release(struct table_plan *p)
 {
 	free(p->head);
 	free(p->next);
+	free(p->size);
 	free(p->bucket_off);
 	memset(p, 0, sizeof(*p));
 }
@@ -1024,8 +1026,9 @@ static enum mp_errcode table_plan(struct table_plan *p,
 		p->nbuckets *= 2;
 	p->head = malloc(p->nbuckets * sizeof(*p->head));
 	p->next = malloc((t->n + 1) * sizeof(*p->next));
+	p->size = malloc((t->n + 1) * sizeof(*p->size));
 	p->bucket_off = calloc(p->nbuckets, sizeof(*p->bucket_off));
-	if (!p->head || !p->next || !p->bucket_off) {
+	if (!p->head || !p->next || !p->size || !p->bucket_off) {
 		table_plan_release(p);
 		return MP_E_NOMEM;
 	}
@@ -1045,7 +1048,7 @@ static enum mp_errcode table_plan(struct table_plan *p,
 		p->bucket_off[b] = at;
 		at += 2;
 		for (size_t i = p->head[b]; i != SIZE_MAX; i = p->next[i])
-			at += 32 + t->size(t->ctx, i);
+			at += 32 + (p->size[i] = t->size(t->ctx, i));
 	}
 	p->table = (at + 7) & ~(uint64_t)7;
 	p->end = p->table + 16 + 8 * (uint64_t)p->nbuckets;
@@ -1068,7 +1071,7 @@ static void table_emit(struct out *o, const struct table_items *t,
 
 			put64(o, key);		/* hash */
 			put64(o, 8);		/* key length */
-			put64(o, t->size(t->ctx, i));
+			put64(o, p->size[i]);
 			put64(o, key);
 			t->emit(o, t->ctx, i);
 		}
