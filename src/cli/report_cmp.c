@@ -142,25 +142,30 @@ static void emit_frame_cached(struct emit *e, const struct frame_text *ft)
 
 /*
  * The frames of entry X's context.  An indexed one is walked as stack
- * entries, each entry's text made once; that fails only when out of
- * memory: every context of a file is printed once at most, within the
- * frames idx_open() allowed.
+ * entries, each entry's text made once, an LLVM one read again from its
+ * file; that fails only when out of memory: every context of a file is
+ * printed once at most, within the frames idx_open() and llvm_open()
+ * allowed.
  */
 static bool emit_frames(struct emit *e, const struct cmp *c,
 			const struct cmp_entry *x, struct stack_printer *sp)
 {
 	struct view *v = cmp_entry_view(c, x);
+	const struct mp_frame *frames = x->ctx->frames;
 	const uint32_t *entries;
 	struct frame_texts *t;
 	struct mp_err err = { 0 };
 	uint32_t n;
 
-	if (view_entries_scratch(v, x->ctx, &sp->scratch, &entries, &n, &err))
+	if (x->ctx->idx ? view_entries_scratch(v, x->ctx, &sp->scratch,
+					       &entries, &n, &err)
+			: view_frames_scratch(v, x->ctx, &sp->scratch, &frames,
+					      &entries, &n, &err))
 		return false;
 	emit_list(e, "frames");
 	if (!entries) {
 		for (uint32_t k = 0; k < n; k++)
-			if (!emit_frame_text(e, &x->ctx->frames[k], sp->dm))
+			if (!emit_frame_text(e, &frames[k], sp->dm))
 				return false;
 		emit_end(e);
 		return true;

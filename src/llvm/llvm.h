@@ -120,6 +120,11 @@ bool llvm_is_llvm(const void *data, size_t size);
 enum mp_errcode llvm_open(struct llvm_file *f, const void *data, size_t size,
 			  struct mp_err *err);
 
+/* Where an alloc site's call stack is told: llvm_stack() reads it. */
+struct llvm_site {
+	size_t off, end;	/* its stack reference; its record's end */
+};
+
 /* One allocation context, as llvm_foreach_context hands it over. */
 struct llvm_context {
 	uint64_t function;		/* its record's GUID: the leaf's */
@@ -127,6 +132,7 @@ struct llvm_context {
 						 * during the call only */
 	uint32_t n;
 	struct mp_mib mib;		/* the schema's fields, others 0 */
+	struct llvm_site site;		/* to read the frames again later */
 };
 
 typedef enum mp_errcode (*llvm_context_fn)(void *arg,
@@ -140,5 +146,14 @@ typedef enum mp_errcode (*llvm_context_fn)(void *arg,
 enum mp_errcode llvm_foreach_context(const struct llvm_file *f,
 				     llvm_context_fn fn, void *arg,
 				     struct mp_err *err);
+
+/*
+ * The call stack of SITE (from a context of F, opened) into OUT, leaf
+ * first: its first NOUT frames when it has more.  Returns its length, or
+ * -1 with ERR set (a site that is not one of F's).  A reader that keeps
+ * only the MIBs of a big file reads the frames of those it prints.
+ */
+int64_t llvm_stack(const struct llvm_file *f, struct llvm_site site,
+		   struct llvm_frame *out, size_t nout, struct mp_err *err);
 
 #endif /* LLVM_H */

@@ -356,6 +356,7 @@ static enum mp_errcode walk_record(const struct llvm_file *f, struct walk *w,
 		return mp_fail(err, MP_E_CORRUPT, "record of GUID 0x%" PRIx64
 			       " claims %" PRIu64 " allocation sites", guid, na);
 	for (uint64_t k = 0; k < na; k++) {
+		struct llvm_site site = { off, end };
 		int64_t n = walk_stack(f, w, &off, end, err);
 
 		if (n < 0)
@@ -368,6 +369,7 @@ static enum mp_errcode walk_record(const struct llvm_file *f, struct walk *w,
 			if (w->fn) {
 				struct llvm_context c = {
 					guid, w->frames, (uint32_t)n, { { 0 } },
+					site,
 				};
 				enum mp_errcode rc;
 
@@ -631,4 +633,13 @@ enum mp_errcode llvm_foreach_context(const struct llvm_file *f,
 
 	free(w.frames);
 	return rc;
+}
+
+int64_t llvm_stack(const struct llvm_file *f, struct llvm_site site,
+		   struct llvm_frame *out, size_t nout, struct mp_err *err)
+{
+	if (site.end > f->size || site.off >= site.end)
+		return mp_fail(err, MP_E_INVALID, "no call stack at 0x%zx",
+			       site.off), -1;
+	return site_stack(f, &site.off, site.end, out, nout, err);
 }

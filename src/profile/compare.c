@@ -241,19 +241,19 @@ static bool unkeyed(const struct cmp *c, const struct mp_frame *f)
 	       mp_frame_class(f) >= 0;
 }
 
-/* The key of a context with its frames (raw, LLVM, or expanded), into
- * *KEY.  False when out of memory. */
-static bool frames_key(struct cmp *c, const struct view_context *vc,
-		       enum cmp_match m, uint32_t *key)
+/* The key of a stack given as its N FRAMES (raw, LLVM, or expanded),
+ * into *KEY.  False when out of memory. */
+static bool frames_key(struct cmp *c, const struct mp_frame *frames,
+		       uint32_t n, enum cmp_match m, uint32_t *key)
 {
 	uint32_t k = 0;
 
-	for (uint32_t i = vc->nframes; i-- > 0;) {
+	for (uint32_t i = n; i-- > 0;) {
 		uint32_t fk;
 
-		if (unkeyed(c, &vc->frames[i]))
+		if (unkeyed(c, &frames[i]))
 			continue;
-		fk = frame_key(c, &vc->frames[i], m, false);
+		fk = frame_key(c, &frames[i], m, false);
 		if (!fk || !(k = prefix_key(c, k, fk)))
 			return false;
 	}
@@ -435,27 +435,46 @@ static bool fold_samples(struct cmp *c, struct mp_samp **l, uint32_t *n,
 }
 
 /*
+ * How add_side() reads a side's contexts: an indexed one through the
+ * memo of its file's trie, any other as frames (an LLVM one read from
+ * its file into SCRATCH: FRAMES, N; ERR says why not).
+ */
+struct side_walk {
+	struct view *v;
+	struct trie_memo t;
+	struct view_scratch scratch;
+	const struct mp_frame *frames;
+	uint32_t n;
+	struct mp_err err;
+};
+
+/*
  * Context VC's key into *KEY; for an indexed context, the trie node of
  * its first frame kept into *FIRST.
  */
-static enum mp_errcode context_key(struct cmp *c, struct trie_memo *t,
-				   const struct view *v,
+static enum mp_errcode context_key(struct cmp *c, struct side_walk *w,
 				   const struct view_context *vc,
 				   enum cmp_match m, uint32_t *key, uint32_t *first)
 {
+	const uint32_t *entries;
 	enum mp_errcode rc;
 
-	if (!vc->idx)
-		return frames_key(c, vc, m, key) ? MP_OK : MP_E_NOMEM;
-	if (t->f != vc->idx && (rc = trie_memo_reset(t, vc->idx)))
+	if (!vc->idx) {
+		if ((rc = view_frames_scratch(w->v, vc, &w->scratch, &w->frames,
+					      &entries, &w->n, &w->err)))
+			return rc;
+		return frames_key(c, w->frames, w->n, m, key) ? MP_OK
+							      : MP_E_NOMEM;
+	}
+	if (w->t.f != vc->idx && (rc = trie_memo_reset(&w->t, vc->idx)))
 		return rc;
-	return trie_key(c, t, v, (uint32_t)vc->id, m, key, first);
+	return trie_key(c, &w->t, w->v, (uint32_t)vc->id, m, key, first);
 }
 
-/* The string id of VC's function (leaf_function), FIRST as context_key
- * gave it. */
-static uint32_t context_function(struct cmp *c, const struct view_context *vc,
-				 uint32_t first)
+/* The string id of VC's function (leaf_function), W and FIRST as
+ * context_key() left them for VC. */
+static uint32_t context_function(struct cmp *c, const struct side_walk *w,
+				 const struct view_context *vc, uint32_t first)
 {
 	struct idx_frame_buf buf;
 	struct mp_frame fr;
@@ -463,18 +482,18 @@ static uint32_t context_function(struct cmp *c, const struct view_context *vc,
 	if (!vc->idx) {
 		uint32_t i = 0;
 
-		while (i < vc->nframes && unkeyed(c, &vc->frames[i]))
+		while (i < w->n && unkeyed(c, &w->frames[i]))
 			i++;
-		return leaf_function(c, i < vc->nframes ? &vc->frames[i] : NULL);
+		return leaf_function(c, i < w->n ? &w->frames[i] : NULL);
 	}
 	idx_stack_frame(vc->idx, first, 0, &fr, &buf);
 	return leaf_function(c, &fr);
 }
 
 static enum mp_errcode add_side(struct cmp *c, struct view *v, int side,
-				enum cmp_match m)
+				enum cmp_match m, struct mp_err *err)
 {
-	struct trie_memo t = { 0 };
+	struct side_walk w = { .v = v };
 	enum mp_errcode rc = MP_OK;
 
 	for (size_t i = 0; i < v->ncontexts && !rc; i++) {
@@ -486,7 +505,7 @@ static enum mp_errcode add_side(struct cmp *c, struct view *v, int side,
 		for (int f = 0; f < MIB__COUNT; f++)
 			c->total[side][f] = sat_add(c->total[side][f],
 						    vc->mib.v[f]);
-		if ((rc = context_key(c, &t, v, vc, m, &key, &first)))
+		if ((rc = context_key(c, &w, vc, m, &key, &first)))
 			break;
 		/* Keys are numbered from 0 densely: an array maps them. */
 		if (key >= c->nkey_entry) {
@@ -514,7 +533,8 @@ static enum mp_errcode add_side(struct cmp *c, struct view *v, int side,
 			memset(e, 0, sizeof(*e));
 			e->mib[0] = e->mib[1] = &no_mib;
 			e->ctx = vc;
-			if ((rc = function_index(c, context_function(c, vc, first),
+			if ((rc = function_index(c, context_function(c, &w, vc,
+									first),
 						 &e->function)))
 				break;
 		}
@@ -544,7 +564,12 @@ static enum mp_errcode add_side(struct cmp *c, struct view *v, int side,
 				  vc->nsamp))
 			rc = MP_E_NOMEM;
 	}
-	trie_memo_release(&t);
+	trie_memo_release(&w.t);
+	view_scratch_release(&w.scratch);
+	if (rc && w.err.code == rc)
+		*err = w.err;
+	else if (rc)
+		mp_fail(err, rc, NULL);
 	return rc;
 }
 
@@ -598,9 +623,9 @@ enum mp_errcode cmp_build(struct cmp *c, struct view *base, struct view *test,
 	if (!MP_GROW(c->e, c->alloc, base->ncontexts + test->ncontexts) ||
 	    ht_map_reset(&c->prefix_map, trie_nodes(base) + trie_nodes(test)))
 		return mp_fail(err, MP_E_NOMEM, NULL);
-	rc = add_side(c, base, CMP_BASE, m);
+	rc = add_side(c, base, CMP_BASE, m, err);
 	if (!rc)
-		rc = add_side(c, test, CMP_TEST, m);
+		rc = add_side(c, test, CMP_TEST, m, err);
 	/* The keys and the pointer cache are done with. */
 	free(c->fkeys);
 	c->fkeys = NULL;
@@ -611,9 +636,9 @@ enum mp_errcode cmp_build(struct cmp *c, struct view *base, struct view *test,
 	c->key_entry = NULL;
 	c->nkey_entry = c->akey_entry = 0;
 	ht_map_release(&c->str_by_ptr);
-	if (!rc)
-		rc = group_by_function(c);
 	if (rc)
+		return rc;	/* ERR set by add_side() */
+	if ((rc = group_by_function(c)))
 		return mp_fail(err, rc, NULL);
 	return MP_OK;
 }

@@ -37,6 +37,8 @@ void view_release(struct view *v)
 	free(v->segments);
 	free(v->contexts);
 	free(v->samp);
+	ht_map_release(&v->guid_map);
+	free(v->guids);
 	view_scratch_release(&v->scratch);
 	mp_arena_release(&v->arena);
 	memset(v, 0, sizeof(*v));
@@ -246,7 +248,8 @@ struct view_context **view_rank(const struct view *v, enum mib_field key,
 	return order;
 }
 
-struct idx_add {
+/* An indexed or LLVM input's contexts being added. */
+struct ctx_add {
 	struct view *v;
 	uint32_t input;
 	enum mp_errcode rc;
@@ -259,9 +262,55 @@ struct idx_add {
 	enum mib_field key;
 };
 
+/*
+ * Ready A to add input A->input's NCTX contexts to V: all of them, room
+ * made at once (ALL), or the first v->keep_top by rank.
+ */
+static enum mp_errcode ctx_add_begin(struct ctx_add *a, struct view *v,
+				     uint64_t nctx, bool all)
+{
+	*a = (struct ctx_add){ .v = v, .input = (uint32_t)v->ninputs - 1 };
+	a->keep = v->keep_top < nctx ? v->keep_top : 0;
+	a->key = v->keep_key;
+	if (a->keep && (!(a->heap = malloc(a->keep * sizeof(*a->heap))) ||
+			!(a->slots = malloc(a->keep * sizeof(*a->slots))))) {
+		free(a->heap);
+		a->heap = NULL;
+		return MP_E_NOMEM;
+	}
+	/* All of them: room at once, not a copy per doubling. */
+	if (!a->keep && all && nctx <= SIZE_MAX / sizeof(*v->contexts) &&
+	    !MP_GROW(v->contexts, v->alloc_contexts, v->ncontexts + (size_t)nctx))
+		return MP_E_NOMEM;
+	return MP_OK;
+}
+
+/* Those A kept, into its view in the order of the file (OK: no failure
+ * before), and A's memory freed.  Returns A->rc. */
+static enum mp_errcode ctx_add_end(struct ctx_add *a, bool ok)
+{
+	struct view *v = a->v;
+
+	v->inputs[a->input].ncontexts = a->seen;
+	if (ok && !a->rc && a->keep) {
+		qsort(a->heap, a->nheap, sizeof(*a->heap), by_pos);
+		if (MP_GROW(v->contexts, v->alloc_contexts,
+			    v->ncontexts + a->nheap))
+			for (size_t i = 0; i < a->nheap; i++)
+				v->contexts[v->ncontexts++] = *a->heap[i].c;
+		else
+			a->rc = MP_E_NOMEM;
+	}
+	free(a->heap);
+	free(a->slots);
+	a->heap = NULL;
+	a->slots = NULL;
+	return a->rc;
+}
+
 /* Offer C, the input's a->seen-th context, to A's heap: kept in the slot
  * of none yet, or of the root it displaces. */
-static void keep_offer(struct idx_add *a, const struct view_context *c)
+static void keep_offer(struct ctx_add *a, const struct view_context *c)
 {
 	struct rank_ent e = { c->mib.v[a->key], c->id, c->input, a->seen, NULL };
 	size_t slot;
@@ -285,7 +334,7 @@ static void keep_offer(struct idx_add *a, const struct view_context *c)
 static int add_idx_context(void *arg, const struct idx_file *f,
 			   const struct idx_context *ic)
 {
-	struct idx_add *a = arg;
+	struct ctx_add *a = arg;
 	struct view *v = a->v;
 	struct view_context c = { 0 };
 
@@ -316,6 +365,79 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 		v->contexts[v->ncontexts++] = c;
 	a->seen++;
 	return 0;
+}
+
+/*
+ * GUID's entry in V's table, made "guid:HEX" if new.  NULL when out of
+ * memory.
+ */
+static struct view_guid *guid_entry(struct view *v, uint64_t guid)
+{
+	uint32_t idx;
+	char name[32];
+
+	if (ht_map_get(&v->guid_map, guid, &idx))
+		return &v->guids[idx - 1];
+	if (!MP_GROW(v->guids, v->alloc_guids, v->nguids + 1))
+		return NULL;
+	snprintf(name, sizeof(name), "guid:%016" PRIx64, guid);
+	v->guids[v->nguids] = (struct view_guid){
+		.name = mp_arena_strdup(&v->arena, name),
+	};
+	if (!v->guids[v->nguids].name ||
+	    ht_map_put(&v->guid_map, guid, (uint32_t)v->nguids + 1))
+		return NULL;
+	return &v->guids[v->nguids++];
+}
+
+/*
+ * LLVM context C's frames, read again from its file into S->frames, each
+ * named by its GUID's entry; once one is named by a binary, the leading
+ * frames the rules hide go, as those of raw and indexed inputs do (none
+ * when all would).
+ */
+static enum mp_errcode llvm_frames(struct view *v, const struct view_context *c,
+				   struct view_scratch *s,
+				   const struct mp_frame **frames, uint32_t *n,
+				   struct mp_err *err)
+{
+	int64_t len = llvm_stack(c->llvm, c->site, s->llvm, s->allvm, err);
+	uint32_t hidden = 0;
+	bool named = false;
+
+	if (len < 0)
+		return err->code;
+	if ((size_t)len > s->allvm) {
+		if (!MP_GROW(s->llvm, s->allvm, (size_t)len))
+			return mp_fail(err, MP_E_NOMEM, NULL);
+		if (llvm_stack(c->llvm, c->site, s->llvm, s->allvm, err) != len)
+			return err->code;
+	}
+	if (!MP_GROW(s->frames, s->alloc, (size_t)len))
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	for (int64_t k = 0; k < len; k++) {
+		const struct llvm_frame *lf = &s->llvm[k];
+		const struct view_guid *g = guid_entry(v, lf->guid);
+
+		if (!g)
+			return mp_fail(err, MP_E_NOMEM, NULL);
+		s->frames[k] = (struct mp_frame){
+			.function = g->name,
+			.line = lf->line_offset,
+			.column = lf->column,
+			.flags = MP_FRAME_GUID |
+				 (lf->inlined ? MP_FRAME_INLINED : 0) |
+				 (g->alloc_lib ? MP_FRAME_ALLOC_LIB : 0),
+		};
+		named |= g->named;
+	}
+	while (named && hidden < len && view_frame_hidden(v, &s->frames[hidden]))
+		hidden++;
+	if (hidden == len)
+		hidden = 0;
+	*frames = s->frames + hidden;
+	*n = (uint32_t)(len - hidden);
+	return MP_OK;
 }
 
 /*
@@ -376,6 +498,9 @@ enum mp_errcode view_entries_scratch(struct view *v,
 
 	*entries = NULL;
 	*n = c->nframes;
+	if (!c->frames && c->llvm)
+		return mp_fail(err, MP_E_INVALID, "an LLVM context is read "
+			       "as frames, not stack entries");
 	if (c->frames || !c->idx)
 		return MP_OK;
 	/*
@@ -431,6 +556,10 @@ enum mp_errcode view_frames_scratch(struct view *v,
 	enum mp_errcode rc;
 
 	*frames = c->frames;
+	if (!c->frames && c->llvm) {
+		*entries = NULL;
+		return llvm_frames(v, c, scratch, frames, n, err);
+	}
 	if ((rc = view_entries_scratch(v, c, scratch, entries, n, err)) ||
 	    !*entries)
 		return rc;
@@ -452,11 +581,12 @@ void view_scratch_release(struct view_scratch *scratch)
 {
 	free(scratch->frames);
 	free(scratch->entries);
+	free(scratch->llvm);
 	memset(scratch, 0, sizeof(*scratch));
 }
 
-/* An indexed context's frames, walked as view_frames_scratch() does and
- * kept in the arena. */
+/* An indexed or LLVM context's frames, walked as view_frames_scratch()
+ * does and kept in the arena. */
 enum mp_errcode view_frames(struct view *v, struct view_context *c,
 			    struct mp_err *err)
 {
@@ -466,7 +596,7 @@ enum mp_errcode view_frames(struct view *v, struct view_context *c,
 	enum mp_errcode rc;
 	uint32_t n;
 
-	if (c->frames || !c->idx)
+	if (c->frames || (!c->idx && !c->llvm))
 		return MP_OK;
 	if ((rc = view_frames_scratch(v, c, &v->scratch, &frames, &entries, &n,
 				      err)))
@@ -594,7 +724,7 @@ static int find_one(void *arg, const char *name)
  * naming the closest names.
  */
 static int find_demangled(const struct idx_file *f, const char *query,
-			  struct idx_add *a, struct mp_err *err)
+			  struct ctx_add *a, struct mp_err *err)
 {
 	struct find_fn s = { .query = query };
 	size_t limit = strlen(query) / 3 + 3;
@@ -633,7 +763,7 @@ static enum mp_errcode add_indexed(struct view *v, const char *path,
 				   struct mp_buf *buf, const char *function,
 				   struct mp_err *err)
 {
-	struct idx_add a = { .v = v, .input = (uint32_t)v->ninputs };
+	struct ctx_add a;
 	struct idx_file *f;
 	struct view_input *vi;
 	enum mp_errcode rc;
@@ -660,93 +790,55 @@ static enum mp_errcode add_indexed(struct view *v, const char *path,
 	vi->compressed = buf->was_compressed;
 	vi->idx = f;
 	/* idx_open() checked the count against the records. */
-	a.keep = v->keep_top < f->ncontexts ? v->keep_top : 0;
-	a.key = v->keep_key;
-	if (a.keep && (!(a.heap = malloc(a.keep * sizeof(*a.heap))) ||
-		       !(a.slots = malloc(a.keep * sizeof(*a.slots))))) {
-		free(a.heap);
-		return mp_fail(err, MP_E_NOMEM, NULL);
-	}
-	/* All of them: room at once, not a copy per doubling. */
-	if (!a.keep && !function &&
-	    f->ncontexts <= SIZE_MAX / sizeof(*v->contexts) &&
-	    !MP_GROW(v->contexts, v->alloc_contexts,
-		     v->ncontexts + (size_t)f->ncontexts))
+	if (ctx_add_begin(&a, v, f->ncontexts, !function))
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	r = function ? idx_find_function(f, function, add_idx_context, &a)
 		     : idx_foreach_context(f, add_idx_context, &a);
 	if (r == -2)
 		r = find_demangled(f, function, &a, err);
-	vi->ncontexts = a.seen;
-	if (!r && !a.rc && a.keep) {
-		/* Those kept, in the order of the file. */
-		qsort(a.heap, a.nheap, sizeof(*a.heap), by_pos);
-		if (MP_GROW(v->contexts, v->alloc_contexts,
-			    v->ncontexts + a.nheap))
-			for (size_t i = 0; i < a.nheap; i++)
-				v->contexts[v->ncontexts++] = *a.heap[i].c;
-		else
-			a.rc = MP_E_NOMEM;
-	}
-	free(a.heap);
-	free(a.slots);
+	rc = ctx_add_end(&a, r == 0);
 	if (r == -2)
 		return MP_E_NOT_FOUND;	/* ERR says it, with suggestions */
-	if (r || a.rc)
+	if (r || rc)
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	return MP_OK;
 }
 
-/* The contexts of an LLVM indexed profile, frames and all. */
-struct llvm_add {
-	struct view *v;
-	uint32_t input;
-};
-
+/*
+ * Take an LLVM context in with its MIB and where its call stack is: its
+ * frames are read again from the file when asked for (view_frames), so
+ * that `show --top=10` of a file of a million contexts builds 10 stacks.
+ */
 static enum mp_errcode add_llvm_context(void *arg, const struct llvm_context *lc,
 					struct mp_err *err)
 {
-	struct llvm_add *a = arg;
+	struct ctx_add *a = arg;
 	struct view *v = a->v;
-	struct view_context *c;
+	struct view_context c = { 0 };
 
-	if (!MP_GROW(v->contexts, v->alloc_contexts, v->ncontexts + 1))
+	c.id = a->seen;
+	c.input = a->input;
+	c.mib = lc->mib;
+	c.llvm = v->inputs[a->input].llvm;
+	c.site = lc->site;
+	if (!count_context(v, &c) ||
+	    (!a->keep && !MP_GROW(v->contexts, v->alloc_contexts,
+				  v->ncontexts + 1)))
 		return mp_fail(err, MP_E_NOMEM, NULL);
-	c = &v->contexts[v->ncontexts];
-	memset(c, 0, sizeof(*c));
-	c->id = v->ncontexts;
-	c->input = a->input;
-	c->mib = lc->mib;
-	c->frames = mp_arena_alloc(&v->arena, (size_t)lc->n * sizeof(*c->frames) + 1);
-	if (!c->frames)
-		return mp_fail(err, MP_E_NOMEM, NULL);
-	for (uint32_t k = 0; k < lc->n; k++) {
-		struct mp_frame *f = &c->frames[k];
-		char name[32];
-
-		snprintf(name, sizeof(name), "guid:%016" PRIx64, lc->frames[k].guid);
-		f->function = mp_arena_strdup(&v->arena, name);
-		if (!f->function)
-			return mp_fail(err, MP_E_NOMEM, NULL);
-		f->line = lc->frames[k].line_offset;
-		f->column = lc->frames[k].column;
-		f->flags = MP_FRAME_GUID |
-			   (lc->frames[k].inlined ? MP_FRAME_INLINED : 0);
-	}
-	c->nframes = lc->n;
-	if (!count_context(v, c))
-		return mp_fail(err, MP_E_NOMEM, NULL);
-	v->ncontexts++;
+	if (a->keep)
+		keep_offer(a, &c);
+	else
+		v->contexts[v->ncontexts++] = c;
+	a->seen++;
 	return MP_OK;
 }
 
 static enum mp_errcode add_llvm(struct view *v, const char *path,
 				struct mp_buf *buf, struct mp_err *err)
 {
-	struct llvm_add a = { v, (uint32_t)v->ninputs };
+	struct ctx_add a;
 	struct llvm_file *f;
 	struct view_input *vi;
-	size_t before = v->ncontexts;
 	enum mp_errcode rc;
 
 	/* The file's bytes must live as long as the view. */
@@ -764,6 +856,7 @@ static enum mp_errcode add_llvm(struct view *v, const char *path,
 	if (!vi)
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	vi->kind = "llvm";
+	vi->llvm = f;
 	vi->mib_mask = 0;
 	for (size_t i = 0; i < f->nschema; i++) {
 		int fld = mib_field_by_tag(f->schema[i]);
@@ -775,10 +868,13 @@ static enum mp_errcode add_llvm(struct view *v, const char *path,
 	vi->version = vi->min_version = f->version;
 	vi->nprofiles = 1;
 	vi->compressed = buf->was_compressed;
-	if ((rc = llvm_foreach_context(f, add_llvm_context, &a, err)))
-		return rc;
-	vi->ncontexts = v->ncontexts - before;
-	return MP_OK;
+	/* llvm_open() counted the contexts, each under its leaf's record. */
+	if (ctx_add_begin(&a, v, f->ncontexts, true))
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	rc = llvm_foreach_context(f, add_llvm_context, &a, err);
+	if (ctx_add_end(&a, rc == MP_OK) && !rc)
+		rc = mp_fail(err, MP_E_NOMEM, NULL);
+	return rc;
 }
 
 bool view_known_format(const void *head, size_t n)
@@ -878,81 +974,49 @@ enum mp_errcode view_add_buf(struct view *v, const char *path,
 	return add_raw(v, path, rf, err);
 }
 
-/* GUID -> name, for LLVM inputs' frames (view_symbolize). */
-struct guid_names {
-	struct ht_map map;		/* GUID -> name index + 1 */
-	const char **names;
-	size_t n, alloc;
-	struct mp_arena *arena;
+/* sym_foreach_function()'s callback: NAME for its GUID, unless a
+ * function met before has that GUID. */
+struct guid_naming {
+	struct view *v;
 	bool nomem;
 };
 
-static void add_name(void *arg, const char *name)
+static void name_guid(void *arg, const char *name)
 {
-	struct guid_names *g = arg;
-	uint64_t guid = llvm_guid(name);
-	uint32_t *slot;
-	bool added;
+	struct guid_naming *g = arg;
+	struct view_guid *e;
 
-	if (g->nomem)
-		return;
-	slot = ht_map_find_or_add(&g->map, guid, &added);
-	if (!slot || !MP_GROW(g->names, g->alloc, g->n + 1)) {
+	if (g->nomem || !(e = guid_entry(g->v, llvm_guid(name)))) {
 		g->nomem = true;
 		return;
 	}
-	if (!added)
+	if (e->named)
 		return;
-	g->names[g->n] = mp_arena_strdup(g->arena, name);
-	g->nomem = !g->names[g->n];
-	*slot = (uint32_t)++g->n;
+	if (!(e->name = mp_arena_strdup(&g->v->arena, name))) {
+		g->nomem = true;
+		return;
+	}
+	e->named = true;
+	/* std::allocator and kin, as in our indexed files. */
+	e->alloc_lib = sym_is_alloc_library(e->name);
 }
 
-/* Name the GUID frames of LLVM inputs by the binaries' functions. */
+/*
+ * Name the GUID frames of LLVM inputs by the binaries' functions: the
+ * table their stacks are expanded through.  A stack expanded before is
+ * expanded again when next asked for.
+ */
 static enum mp_errcode name_guids(struct view *v, struct sym_ctx *sym,
 				  struct mp_err *err)
 {
-	struct guid_names g = { .arena = &v->arena };
-	enum mp_errcode rc = sym_foreach_function(sym, add_name, &g, err);
+	struct guid_naming g = { .v = v };
+	enum mp_errcode rc = sym_foreach_function(sym, name_guid, &g, err);
 
 	if (!rc && g.nomem)
 		rc = mp_fail(err, MP_E_NOMEM, NULL);
-	for (size_t i = 0; !rc && i < v->ncontexts; i++) {
-		struct view_context *c = &v->contexts[i];
-		uint32_t hidden = 0;
-		bool named = false;
-
-		for (uint32_t k = 0; c->frames && k < c->nframes; k++) {
-			struct mp_frame *f = &c->frames[k];
-			uint32_t idx;
-			uint64_t guid;
-
-			if (!(f->flags & MP_FRAME_GUID) || !f->function ||
-			    strncmp(f->function, "guid:", 5))
-				continue;
-			guid = strtoull(f->function + 5, NULL, 16);
-			if (!ht_map_get(&g.map, guid, &idx))
-				continue;
-			f->function = g.names[idx - 1];
-			named = true;
-			/* std::allocator and kin, as in our indexed files. */
-			if (sym_is_alloc_library(f->function))
-				f->flags |= MP_FRAME_ALLOC_LIB;
-		}
-		/*
-		 * Named, the leading frames the rules hide go, as those of
-		 * raw and indexed inputs do (none when all would).
-		 */
-		while (named && hidden < c->nframes &&
-		       view_frame_hidden(v, &c->frames[hidden]))
-			hidden++;
-		if (hidden < c->nframes) {
-			c->frames += hidden;
-			c->nframes -= hidden;
-		}
-	}
-	ht_map_release(&g.map);
-	free(g.names);
+	for (size_t i = 0; !rc && i < v->ncontexts; i++)
+		if (v->contexts[i].llvm)
+			v->contexts[i].frames = NULL;
 	return rc;
 }
 

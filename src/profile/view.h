@@ -35,6 +35,7 @@
 #include "common/mp_mib.h"
 #include "common/mp_util.h"
 #include "indexed/idx.h"
+#include "llvm/llvm.h"
 #include "raw/raw.h"
 #include "symbolize/sym.h"
 
@@ -53,6 +54,7 @@ struct view_input {
 	size_t nsampled;	/* contexts with sample entries */
 	uint64_t sample_interval;	/* raw: the largest R at a dump */
 	const struct idx_file *idx;	/* indexed inputs: the file */
+	const struct llvm_file *llvm;	/* LLVM inputs: the file */
 	uint64_t frames_expanded;	/* indexed: idx_stack_begin's budget */
 	/* Indexed: each stack entry's frame, built the first time a stack
 	 * reaches it (its file path and build id copied into the arena),
@@ -70,13 +72,16 @@ struct view_segment {
 };
 
 struct view_context {
-	uint64_t id;		/* raw: the stack id; indexed: the trie node */
+	uint64_t id;		/* raw: the stack id; indexed: the trie node;
+				 * LLVM: its place among its file's */
 	uint32_t input;
 	uint32_t nframes;
-	struct mp_frame *frames;	/* leaf first; indexed: NULL until
-					 * view_frames(); raw: NULL (no
+	struct mp_frame *frames;	/* leaf first; indexed and LLVM: NULL
+					 * until view_frames(); raw: NULL (no
 					 * frames) until view_symbolize() */
 	const struct idx_file *idx;	/* indexed: the file */
+	const struct llvm_file *llvm;	/* LLVM: the file, and where in it */
+	struct llvm_site site;		/* its call stack is */
 	struct mp_mib mib;
 	const uint64_t *hist;
 	uint32_t nhist;
@@ -92,7 +97,16 @@ struct view_context {
 struct view_scratch {
 	struct mp_frame *frames;
 	uint32_t *entries;
-	size_t alloc, aentries;
+	struct llvm_frame *llvm;	/* an LLVM stack as its file has it */
+	size_t alloc, aentries, allvm;
+};
+
+/* An LLVM function GUID as LLVM inputs' frames name it: "guid:HEX", or
+ * the function of that GUID in the binaries view_symbolize() was given. */
+struct view_guid {
+	const char *name;
+	bool named;		/* by a binary */
+	bool alloc_lib;		/* named, and of the allocator library */
 };
 
 struct view {
@@ -105,6 +119,9 @@ struct view {
 	struct raw_file **raws;	/* owned raw files */
 	size_t nraws;
 	size_t nllvm;		/* LLVM inputs, whose frames are GUIDs */
+	struct ht_map guid_map;	/* GUID -> index in guids + 1 */
+	struct view_guid *guids;
+	size_t nguids;
 	struct mp_buf *bufs;	/* owned indexed files' bytes */
 	size_t nbufs, alloc_bufs;
 	struct mp_arena arena;
@@ -122,13 +139,14 @@ struct view {
 	struct mp_mib sums;
 	struct mp_samp *samp;
 	uint32_t nsamp;
-	/* view_keep_top()'s: keep this many per indexed input (0: all). */
+	/* view_keep_top()'s: keep this many per indexed or LLVM input
+	 * (0: all). */
 	size_t keep_top;
 	enum mib_field keep_key;
 	/* How view_add_file() reads: set max_size to raise the cap. */
 	struct mp_read_opts read;
 	size_t alloc_inputs, alloc_segments, alloc_contexts, alloc_raws,
-	       alloc_samp;
+	       alloc_samp, alloc_guids;
 };
 
 void view_init(struct view *v);
@@ -140,7 +158,7 @@ void view_release(struct view *v);
  * prints them; the others count in the input's and the view's totals
  * (nall, sums, samp) but are not kept, so that a file of 100k contexts
  * costs the memory of N.  Those kept are in v->contexts in the order of
- * the file.  Raw and LLVM inputs are kept whole.  N == 0 keeps
+ * the file.  Raw inputs are kept whole.  N == 0 keeps
  * everything (the default).
  */
 void view_keep_top(struct view *v, enum mib_field key, size_t n);
@@ -188,7 +206,8 @@ enum mp_errcode view_add_buf(struct view *v, const char *path,
  * cutting stacks at a PC in no segment as FLAGS (SYM_STACK_*) say, and
  * name the GUID frames of LLVM inputs by the functions of SYM's binaries
  * (a GUID no binary defines stays "guid:HEX"), dropping the leading named
- * frames that the rules of view_set_frame_rules(), called before, hide.
+ * frames that the rules of view_set_frame_rules(), called before, hide
+ * (in the stacks expanded from then on; call it before view_frames()).
  * STATS may be NULL.
  */
 enum mp_errcode view_symbolize(struct view *v, struct sym_ctx *sym,
@@ -198,8 +217,10 @@ enum mp_errcode view_symbolize(struct view *v, struct sym_ctx *sym,
 /*
  * Indexed contexts come with their MIBs only; their frames are expanded
  * from the file on demand, at most 16 frames per byte of the file in all
- * (a trie of N nodes can describe N^2/2 frames).  Raw contexts have their
- * frames from the start (addresses, until view_symbolize).
+ * (a trie of N nodes can describe N^2/2 frames).  So do LLVM contexts,
+ * whose file was checked whole (llvm_open(): the same cap), each frame
+ * named by its GUID's entry in V->guids.  Raw contexts have their frames
+ * from the start (addresses, until view_symbolize).
  *
  * view_frames() makes C's frames available (c->frames, c->nframes);
  * view_expand_all() does it for every context.  Both fail with
@@ -210,12 +231,12 @@ enum mp_errcode view_frames(struct view *v, struct view_context *c,
 enum mp_errcode view_expand_all(struct view *v, struct mp_err *err);
 
 /*
- * C's frames for a reader that prints each context once: an indexed
- * context not yet expanded is expanded into SCRATCH (grown as needed,
+ * C's frames for a reader that prints each context once: an indexed or
+ * LLVM context not yet expanded is expanded into SCRATCH (grown as needed,
  * reused from call to call, released with view_scratch_release()), not
  * kept, and *ENTRIES (when not NULL) gets each frame's stack entry in
- * C's file, by which a reader can keep what it derives from a frame;
- * others give their own frames and NULL entries.  *FRAMES and *ENTRIES
+ * C's indexed file, by which a reader can keep what it derives from a
+ * frame; others give NULL entries.  *FRAMES and *ENTRIES
  * stay valid until the next call with SCRATCH.  The cap and errors are
  * view_frames()'s.
  */
@@ -232,9 +253,10 @@ void view_scratch_release(struct view_scratch *scratch);
  * by stack entry: C's stack as stack entries of its indexed file, leaf
  * first, the rules applied, walked into SCRATCH without building a frame;
  * view_entry_frame() builds one when the reader needs it.  A context with
- * frames of its own (raw, LLVM, or expanded by view_frames()) gives
- * *ENTRIES NULL, and its frames are C->frames[0 .. *N - 1].  The cap and
- * errors are view_frames()'s.
+ * frames of its own (raw, or expanded by view_frames()) gives *ENTRIES
+ * NULL, and its frames are C->frames[0 .. *N - 1]; an LLVM context not
+ * expanded fails (MP_E_INVALID): its frames are view_frames_scratch()'s.
+ * The cap and errors are view_frames()'s.
  */
 enum mp_errcode view_entries_scratch(struct view *v,
 				     const struct view_context *c,

@@ -384,6 +384,35 @@ if "$MD" show --binary=hc --binary=libhc.so llvm0.prof 2>err | grep -q '^      -
 else
 	notok "GUID names: $(cat err)"
 fi
+# An LLVM file's stacks are read from it for the contexts printed only:
+# show --top=2 gives the first two of the whole listing, frames and all;
+# --frame-table lists each distinct frame once (a GUID's name is made
+# once); an input's ids are its contexts' places in its own file,
+# whatever input comes before it.
+"$MD" show --format=json llvm0.prof >all.json 2>err
+"$MD" show --format=json --top=2 llvm0.prof >top.json 2>>err
+"$MD" show --format=json --frame-table llvm0.prof >ft.json 2>>err
+"$MD" show --format=json ours.prof llvm0.prof >two.json 2>>err
+if python3 - all.json top.json ft.json two.json <<'PY' 2>>err
+import json, sys
+a, t, f, two = (json.load(open(p)) for p in sys.argv[1:5])
+def strip(c):
+    return c["id"], c["frames"], c["mib"]
+assert len(a["contexts"]) >= 3, a["contexts"]
+assert [strip(c) for c in t["contexts"]] == [strip(c) for c in a["contexts"][:2]]
+table = f["frame_table"]
+assert len({json.dumps(x, sort_keys=True) for x in table}) == len(table), table
+assert [[table[i] for i in c["frames"]] for c in f["contexts"]] == \
+       [c["frames"] for c in a["contexts"]]
+second = sorted((strip(c) for c in two["contexts"] if c["input"] == 1),
+                key=lambda x: x[0])
+assert second == sorted((strip(c) for c in a["contexts"]), key=lambda x: x[0])
+PY
+then
+	ok "show --top of an LLVM file: the whole listing's first contexts; --frame-table lists each frame once; ids per file"
+else
+	notok "show of LLVM files read lazily: $(tail -c 400 err)"
+fi
 # Named by --binary, an LLVM file's contexts lose their leading allocator
 # frames (std::allocator and kin) as the raw profile's do in show: the
 # same first frames from llvm-profdata-19's file of the C++ fixture as

@@ -212,10 +212,12 @@ START_TEST(read_back)
 }
 END_TEST
 
-/* A context as read back: its record, then its frames, as text. */
+/* A context as read back: its record, then its frames, as text; with F,
+ * its stack read again from its site (llvm_stack()) is the same. */
 struct ctx_lines {
 	char **v;
 	size_t n;
+	const struct llvm_file *f;
 };
 
 static enum mp_errcode keep_ctx(void *arg, const struct llvm_context *c,
@@ -226,7 +228,20 @@ static enum mp_errcode keep_ctx(void *arg, const struct llvm_context *c,
 	size_t len = 0;
 	FILE *fp = open_memstream(&line, &len);
 
-	(void)err;
+	if (l->f) {
+		struct llvm_frame again[16];
+
+		ck_assert_uint_le(c->n, 16);
+		ck_assert_int_eq(llvm_stack(l->f, c->site, again, 1, err), c->n);
+		ck_assert_int_eq(llvm_stack(l->f, c->site, again, 16, err), c->n);
+		for (uint32_t k = 0; k < c->n; k++) {
+			ck_assert_uint_eq(again[k].guid, c->frames[k].guid);
+			ck_assert_uint_eq(again[k].line_offset,
+					  c->frames[k].line_offset);
+			ck_assert_uint_eq(again[k].column, c->frames[k].column);
+			ck_assert_int_eq(again[k].inlined, c->frames[k].inlined);
+		}
+	}
 	fprintf(fp, "%016llx %llu:", (unsigned long long)c->function,
 		(unsigned long long)c->mib.v[MIB_AllocCount]);
 	for (uint32_t k = 0; k < c->n; k++)
@@ -301,7 +316,11 @@ START_TEST(radix_stacks_read_back)
 		fclose(fp);
 		exp_llvm_release(&x);
 		ck_assert_int_eq(llvm_open(&f, buf, len, &err), MP_OK);
+		l->f = &f;
 		ck_assert_int_eq(llvm_foreach_context(&f, keep_ctx, l, &err), MP_OK);
+		/* A site that is none of the file's. */
+		ck_assert_int_lt(llvm_stack(&f, (struct llvm_site){ len, len + 8 },
+					    NULL, 0, &err), 0);
 		if (mv) {
 			uint64_t cs = le64(buf + 520 + 8), payload = le64(buf + 520 + 16);
 

@@ -1,8 +1,9 @@
 /*
- * The profile model: view_keep_top() keeps of each indexed input the
- * contexts a whole view ranks first, in the file's order, and counts
+ * The profile model: view_keep_top() keeps of each indexed or LLVM input
+ * the contexts a whole view ranks first, in the file's order, and counts
  * every context in the totals (contexts, summed MIBs, folded samples) as
- * a whole view does.
+ * a whole view does.  An LLVM input's stacks are read from the file only
+ * when asked for, their GUID names made once per function.
  */
 #include <check.h>
 #include <stdio.h>
@@ -10,7 +11,9 @@
 #include <string.h>
 
 #include "check_run.h"
+#include "export/export.h"
 #include "indexed/idx.h"
+#include "llvm/llvm.h"
 #include "profile/view.h"
 
 #define FRAME(fn, l) { .function = fn, .file = "/src/v.c", .line = l, .column = 1 }
@@ -76,8 +79,54 @@ static void profile_of(uint32_t n, uint64_t salt, struct mp_buf *buf)
 	buf->size = len;
 }
 
-/* V with the two profiles (500 and 300 contexts) added. */
-static void load(struct view *v, size_t top, enum mib_field key)
+/*
+ * The contexts of profile_of(N, SALT) but their samples, as an LLVM file
+ * of MemProf version MV (3 or 0) with every MIB field, in BUF.
+ */
+static void llvm_profile_of(uint32_t n, uint64_t salt, unsigned mv,
+			    struct mp_buf *buf)
+{
+	struct exp_llvm_opts o = { .header_version = 12, .memprof_version = mv,
+				   .full_schema = true };
+	struct mp_err err = { 0 };
+	struct exp_llvm x;
+	char *data = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&data, &len);
+
+	ck_assert_ptr_nonnull(fp);
+	exp_llvm_init(&x);
+	for (uint32_t i = 0; i < n; i++) {
+		char leaf[16], mid[16];
+		struct mp_frame fr[3] = {
+			FRAME(leaf, 100 + i), FRAME(mid, 10 + i % 7),
+			FRAME("main", 1),
+		};
+		struct mp_mib m = { { 0 } };
+
+		snprintf(leaf, sizeof(leaf), "g%u", i);
+		snprintf(mid, sizeof(mid), "f%u", i % 7);
+		m.v[MIB_AllocCount] = i % 13 + salt;
+		m.v[MIB_TotalSize] = n - i;
+		m.v[MIB_TotalLifetime] = i * 3 % 101;
+		m.v[MIB_TotalAccessCount] = i;
+		ck_assert_int_eq(exp_llvm_add(&x, fr, 3, &m, &err), MP_OK);
+	}
+	ck_assert_int_eq(exp_llvm_write(&x, &o, fp, &err), MP_OK);
+	ck_assert_int_eq(fclose(fp), 0);
+	exp_llvm_release(&x);
+	memset(buf, 0, sizeof(*buf));
+	buf->data = (unsigned char *)data;
+	buf->size = len;
+}
+
+/*
+ * V with the two profiles (500 and 300 contexts) added: indexed, or with
+ * LLVM (of MemProf version LLVM: 3 or 0, -1 none) the second, or both
+ * (BOTH).
+ */
+static void load_as(struct view *v, size_t top, enum mib_field key,
+		    int llvm, bool both)
 {
 	static const struct { uint32_t n; uint64_t salt; } in[] = {
 		{ 500, 0 }, { 300, 5 },
@@ -89,10 +138,18 @@ static void load(struct view *v, size_t top, enum mib_field key)
 	for (size_t i = 0; i < 2; i++) {
 		struct mp_buf buf;
 
-		profile_of(in[i].n, in[i].salt, &buf);
+		if (llvm >= 0 && (i == 1 || both))
+			llvm_profile_of(in[i].n, in[i].salt, (unsigned)llvm, &buf);
+		else
+			profile_of(in[i].n, in[i].salt, &buf);
 		ck_assert_int_eq(view_add_buf(v, i ? "b" : "a", &buf, NULL, &err),
 				 MP_OK);
 	}
+}
+
+static void load(struct view *v, size_t top, enum mib_field key)
+{
+	load_as(v, top, key, -1, false);
 }
 
 /* Does context A rank before B by KEY (as `show` ranks, A at place PA)? */
@@ -114,28 +171,34 @@ static const enum mib_field keys[] = {
 	MIB_AllocCount, MIB_TotalSize, MIB_TotalLifetime,
 };
 
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
 /*
- * _i picks the key, each N of tops[]: every context of an input ranked
+ * _i picks the key and the second input's format (indexed, LLVM with
+ * MemProf 3 or 0), each N of tops[]: every context of an input ranked
  * among its input's first N is kept, no other, in the file's order; the
  * totals, the inputs' counts and the folded samples are the whole view's.
  */
 START_TEST(keep_top_keeps_the_first_of_each_input)
 {
-	enum mib_field key = keys[_i];
+	static const int formats[] = { -1, 3, 0 };	/* -1: indexed */
+	enum mib_field key = keys[_i % NKEYS];
+	int llvm = formats[_i / NKEYS];
 	struct view all;
 
-	load(&all, 0, key);
+	load_as(&all, 0, key, llvm, false);
 	ck_assert_uint_eq(all.ncontexts, 800);
 	ck_assert_uint_eq(all.nall, 800);
+	ck_assert_str_eq(all.inputs[1].kind, llvm >= 0 ? "llvm" : "indexed");
 	for (size_t t = 0; t < sizeof(tops) / sizeof(tops[0]); t++) {
 		struct view v;
 		size_t k = 0;
 
-		load(&v, tops[t], key);
+		load_as(&v, tops[t], key, llvm, false);
 		ck_assert_uint_eq(v.nall, all.nall);
 		ck_assert_mem_eq(&v.sums, &all.sums, sizeof(v.sums));
 		ck_assert_uint_eq(v.nsamp, all.nsamp);
-		ck_assert(v.nsamp > 0);
+		ck_assert(v.nsamp > 0);	/* the indexed input's */
 		ck_assert_mem_eq(v.samp, all.samp, v.nsamp * sizeof(*v.samp));
 		for (size_t in = 0; in < 2; in++) {
 			ck_assert_uint_eq(v.inputs[in].ncontexts,
@@ -168,6 +231,95 @@ START_TEST(keep_top_keeps_the_first_of_each_input)
 }
 END_TEST
 
+/*
+ * An LLVM context comes with its MIB and its place in the file (its id),
+ * no frames; view_frames() reads its stack from the file, each GUID named
+ * once ("guid:HEX" of the function's MD5, one string per function), and
+ * view_frames_scratch() reads the same frames without keeping them.  The
+ * contexts kept by --top are read the same way, and give the same frames
+ * as the whole view's.  _i: MemProf version 3 or 0.
+ */
+START_TEST(llvm_stacks_read_when_asked)
+{
+	unsigned mv = _i ? 0 : 3;
+	struct view all, top;
+	struct view_scratch scratch = { 0 };
+	struct mp_err err = { 0 };
+	const char *main_name = NULL;
+	char want[32];
+	bool seen[300] = { false };
+
+	load_as(&all, 0, MIB_TotalSize, (int)mv, true);
+	load_as(&top, 5, MIB_TotalSize, (int)mv, true);
+	ck_assert_uint_eq(top.ncontexts, 10);
+	snprintf(want, sizeof(want), "guid:%016llx",
+		 (unsigned long long)llvm_guid("main"));
+	for (size_t i = 0; i < all.ncontexts; i++) {
+		struct view_context *c = &all.contexts[i];
+		const struct mp_frame *fr;
+		const uint32_t *entries;
+		uint32_t n;
+
+		ck_assert_ptr_null(c->frames);
+		ck_assert_ptr_nonnull(c->llvm);
+		/* Not stack entries of an indexed file. */
+		ck_assert_int_eq(view_entries_scratch(&all, c, &scratch, &entries,
+						      &n, &err), MP_E_INVALID);
+		if (c->input == 1) {
+			ck_assert_uint_lt(c->id, 300);
+			ck_assert(!seen[c->id]);
+			seen[c->id] = true;
+		}
+		ck_assert_int_eq(view_frames_scratch(&all, c, &scratch, &fr,
+						     &entries, &n, &err), MP_OK);
+		ck_assert_ptr_null(entries);
+		ck_assert_uint_eq(n, 3);
+		ck_assert_ptr_null(c->frames);	/* not kept */
+		ck_assert_int_eq(view_frames(&all, c, &err), MP_OK);
+		ck_assert_uint_eq(c->nframes, 3);
+		for (uint32_t k = 0; k < 3; k++) {
+			ck_assert_str_eq(c->frames[k].function, fr[k].function);
+			ck_assert_uint_eq(c->frames[k].line, fr[k].line);
+			ck_assert_uint_eq(c->frames[k].flags, MP_FRAME_GUID);
+		}
+		/* A line offset from the function's first line, which these
+		 * frames do not know (0): the line. */
+		ck_assert_uint_eq(c->frames[2].line, 1);
+		ck_assert_uint_eq(c->frames[2].column, 1);
+		ck_assert_str_eq(c->frames[2].function, want);
+		if (!main_name)
+			main_name = c->frames[2].function;
+		ck_assert_ptr_eq(c->frames[2].function, main_name);
+		ck_assert_int_eq(view_entries_scratch(&all, c, &scratch, &entries,
+						      &n, &err), MP_OK);
+	}
+	for (size_t i = 0; i < 300; i++)
+		ck_assert(seen[i]);
+	for (size_t i = 0; i < top.ncontexts; i++) {
+		struct view_context *c = &top.contexts[i], *w = NULL;
+
+		for (size_t j = 0; j < all.ncontexts && !w; j++)
+			if (all.contexts[j].input == c->input &&
+			    all.contexts[j].id == c->id)
+				w = &all.contexts[j];
+		ck_assert_ptr_nonnull(w);
+		ck_assert_mem_eq(&c->mib, &w->mib, sizeof(c->mib));
+		ck_assert_int_eq(view_frames(&top, c, &err), MP_OK);
+		ck_assert_uint_eq(c->nframes, w->nframes);
+		for (uint32_t k = 0; k < c->nframes; k++)
+			ck_assert_str_eq(c->frames[k].function,
+					 w->frames[k].function);
+	}
+	/* The names of the functions met, once each: g0..g499, f0..f6 and
+	 * main in the whole view. */
+	ck_assert_uint_eq(all.nguids, 500 + 7 + 1);
+	ck_assert_uint_le(top.nguids, 10 * 3);
+	view_scratch_release(&scratch);
+	view_release(&all);
+	view_release(&top);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("view");
@@ -175,7 +327,8 @@ int main(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, keep_top_keeps_the_first_of_each_input, 0,
-			    sizeof(keys) / sizeof(keys[0]));
+			    3 * NKEYS);
+	tcase_add_loop_test(tc, llvm_stacks_read_when_asked, 0, 2);
 	suite_add_tcase(s, tc);
 	return check_failures(s) ? EXIT_FAILURE : EXIT_SUCCESS;
 }
