@@ -214,6 +214,8 @@ struct progress {
 	bool show;
 	double start, shown;
 	size_t unclassed;	/* inputs with merge_result's unclassed */
+	size_t unresolved;	/* inputs with merge_result's unresolved */
+	uint64_t unresolved_more;	/* their frames, but the first's */
 };
 
 static double now(void)
@@ -247,7 +249,10 @@ static void report(void *arg, const struct merge_result *r)
 		cli_error(r->path, "%s", mp_errmsg(r->err));
 	else if (r->rc != MP_OK)
 		cli_warning(r->path, "%s; input skipped", mp_errmsg(r->err));
-	if (r->rc == MP_OK && r->unresolved) {
+	/* The first named, the others counted (unresolved_note()). */
+	if (r->rc == MP_OK && r->unresolved && p->unresolved++)
+		p->unresolved_more += r->unresolved;
+	else if (r->rc == MP_OK && r->unresolved) {
 		char bid[2 * RAW_BUILD_ID_MAX + 1];
 
 		if (p->shown > 0)
@@ -270,6 +275,18 @@ static void report(void *arg, const struct merge_result *r)
 			 "(merge the runs, or shards merged with --keep-types)");
 	}
 	progress_line(p, r->index + 1, r->ninputs, r->contexts, last);
+}
+
+/* After the merge: the inputs with unresolved frames report() did not
+ * name, counted. */
+static void unresolved_note(const struct progress *p)
+{
+	if (p->unresolved < 2)
+		return;
+	cli_note(NULL, "%zu more input%s with %" PRIu64 " unsymbolized "
+		 "frame%s in all that no binary here symbolizes",
+		 p->unresolved - 1, p->unresolved == 2 ? "" : "s",
+		 p->unresolved_more, p->unresolved_more == 1 ? "" : "s");
 }
 
 static void inputs_release(struct inputs *in)
@@ -615,6 +632,7 @@ int cmd_merge(int argc, char **argv)
 			cli_fail(NULL, &err);
 		goto out;
 	}
+	unresolved_note(&prog);
 	if (prog.unclassed > 1)
 		cli_note(NULL, "%zu more input%s merged from several runs without "
 			 "--keep-types", prog.unclassed - 1,

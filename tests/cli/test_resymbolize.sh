@@ -53,3 +53,18 @@ if grep -q "bare.memprof'*: .*unsymbolized frame.* with no binary here" "$tmp/er
 else
 	notok "no note for the unsymbolized input: $(cat "$tmp/err")"
 fi
+
+# A fleet's shards would repeat that note a thousand times: the first
+# input is named, the others counted in one note after the merge.
+cp "$tmp/bare.memprof" "$tmp/bare2.memprof"
+cp "$tmp/bare.memprof" "$tmp/bare3.memprof"
+"$MD" merge --no-progress -o "$tmp/three.memprof" "$tmp/bare.memprof" \
+	"$tmp/bare2.memprof" "$tmp/bare3.memprof" 2>"$tmp/err"
+one=$(sed -n "s/.*bare.memprof'*: \([0-9]*\) unsymbolized frames\{0,1\} .*/\1/p" "$tmp/err")
+if [ -n "$one" ] && [ "$(grep -c 'unsymbolized frame' "$tmp/err")" = 2 ] &&
+   grep -q "note: 2 more inputs with $((2 * one)) unsymbolized frames in all that no binary here symbolizes" "$tmp/err" &&
+   ! grep -q "bare[23].memprof" "$tmp/err"; then
+	ok "three unsymbolized shards: the first named, the two others counted in one note"
+else
+	notok "notes for three unsymbolized shards: $(cat "$tmp/err")"
+fi
