@@ -148,6 +148,16 @@ enum mp_errcode llvm_foreach_context(const struct llvm_file *f,
 				     struct mp_err *err);
 
 /*
+ * Call FN for the contexts of F whose leaf is function GUID (an
+ * llvm_guid()), found through the record table: MP_E_NOT_FOUND, with
+ * nothing in ERR, when F has no record of GUID.  Else as
+ * llvm_foreach_context.
+ */
+enum mp_errcode llvm_function_contexts(const struct llvm_file *f,
+				       uint64_t guid, llvm_context_fn fn,
+				       void *arg, struct mp_err *err);
+
+/*
  * The call stack of SITE (from a context of F, opened) into OUT, leaf
  * first: its first NOUT frames when it has more.  Returns its length, or
  * -1 with ERR set (a site that is not one of F's).  A reader that keeps

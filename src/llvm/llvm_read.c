@@ -635,6 +635,22 @@ enum mp_errcode llvm_foreach_context(const struct llvm_file *f,
 	return rc;
 }
 
+enum mp_errcode llvm_function_contexts(const struct llvm_file *f,
+				       uint64_t guid, llvm_context_fn fn,
+				       void *arg, struct mp_err *err)
+{
+	struct walk w = { .fn = fn, .arg = arg };
+	enum mp_errcode rc;
+	size_t data;
+	uint64_t len;
+
+	if (!table_find(f, &f->record_table, guid, &data, &len))
+		return MP_E_NOT_FOUND;
+	rc = walk_record(f, &w, guid, data, data + (size_t)len, err);
+	free(w.frames);
+	return rc;
+}
+
 int64_t llvm_stack(const struct llvm_file *f, struct llvm_site site,
 		   struct llvm_frame *out, size_t nout, struct mp_err *err)
 {

@@ -816,7 +816,7 @@ static enum mp_errcode add_llvm_context(void *arg, const struct llvm_context *lc
 	struct view *v = a->v;
 	struct view_context c = { 0 };
 
-	c.id = a->seen;
+	c.id = lc->site.off;
 	c.input = a->input;
 	c.mib = lc->mib;
 	c.llvm = v->inputs[a->input].llvm;
@@ -833,8 +833,14 @@ static enum mp_errcode add_llvm_context(void *arg, const struct llvm_context *lc
 	return MP_OK;
 }
 
+/*
+ * Add an LLVM file's contexts, or with FUNCTION those whose leaf is the
+ * function of that linkage name (the file knows functions only by the
+ * MD5 of their names).
+ */
 static enum mp_errcode add_llvm(struct view *v, const char *path,
-				struct mp_buf *buf, struct mp_err *err)
+				struct mp_buf *buf, const char *function,
+				struct mp_err *err)
 {
 	struct ctx_add a;
 	struct llvm_file *f;
@@ -869,9 +875,15 @@ static enum mp_errcode add_llvm(struct view *v, const char *path,
 	vi->nprofiles = 1;
 	vi->compressed = buf->was_compressed;
 	/* llvm_open() counted the contexts, each under its leaf's record. */
-	if (ctx_add_begin(&a, v, f->ncontexts, true))
+	if (ctx_add_begin(&a, v, f->ncontexts, !function))
 		return mp_fail(err, MP_E_NOMEM, NULL);
-	rc = llvm_foreach_context(f, add_llvm_context, &a, err);
+	rc = function ? llvm_function_contexts(f, llvm_guid(function),
+					       add_llvm_context, &a, err)
+		      : llvm_foreach_context(f, add_llvm_context, &a, err);
+	if (rc == MP_E_NOT_FOUND)
+		mp_fail(err, rc, "no function '%s' in the profile (an LLVM "
+			"file knows a function by the MD5 of its linkage name: "
+			"give that name, as nm prints it)", function);
 	if (ctx_add_end(&a, rc == MP_OK) && !rc)
 		rc = mp_fail(err, MP_E_NOMEM, NULL);
 	return rc;
@@ -941,14 +953,8 @@ enum mp_errcode view_add_buf(struct view *v, const char *path,
 	memset(in, 0, sizeof(*in));
 	if (idx_is_indexed(buf.data, buf.size))
 		return add_indexed(v, path, &buf, function, err);
-	if (llvm_is_llvm(buf.data, buf.size)) {
-		if (function) {
-			mp_buf_release(&buf);
-			return mp_fail(err, MP_E_INVALID, "--function needs an "
-				       "indexed profile of ours; this is LLVM's");
-		}
-		return add_llvm(v, path, &buf, err);
-	}
+	if (llvm_is_llvm(buf.data, buf.size))
+		return add_llvm(v, path, &buf, function, err);
 	if (function) {
 		mp_buf_release(&buf);
 		return mp_fail(err, MP_E_INVALID,

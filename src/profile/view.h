@@ -73,7 +73,7 @@ struct view_segment {
 
 struct view_context {
 	uint64_t id;		/* raw: the stack id; indexed: the trie node;
-				 * LLVM: its place among its file's */
+				 * LLVM: its alloc site's offset in the file */
 	uint32_t input;
 	uint32_t nframes;
 	struct mp_frame *frames;	/* leaf first; indexed and LLVM: NULL
@@ -177,9 +177,10 @@ struct view_context **view_rank(const struct view *v, enum mib_field key,
 bool view_known_format(const void *head, size_t n);
 
 /*
- * Load PATH, raw (plain or zstd) or indexed, and add its contexts.  With
- * FUNCTION set, only that function's contexts of an indexed file are
- * added, found through its hash table.
+ * Load PATH, raw (plain or zstd), indexed or LLVM's, and add its
+ * contexts.  With FUNCTION set, only that function's contexts of an
+ * indexed or LLVM file are added, found through its hash table (of an
+ * LLVM file by linkage name only).
  */
 enum mp_errcode view_add_file(struct view *v, const char *path,
 			      const char *function, struct mp_err *err);

@@ -387,7 +387,7 @@ fi
 # An LLVM file's stacks are read from it for the contexts printed only:
 # show --top=2 gives the first two of the whole listing, frames and all;
 # --frame-table lists each distinct frame once (a GUID's name is made
-# once); an input's ids are its contexts' places in its own file,
+# once); an input's ids are its contexts' offsets in its own file,
 # whatever input comes before it.
 "$MD" show --format=json llvm0.prof >all.json 2>err
 "$MD" show --format=json --top=2 llvm0.prof >top.json 2>>err
@@ -412,6 +412,27 @@ then
 	ok "show --top of an LLVM file: the whole listing's first contexts; --frame-table lists each frame once; ids per file"
 else
 	notok "show of LLVM files read lazily: $(tail -c 400 err)"
+fi
+# --function of an LLVM file: the contexts whose leaf is that function,
+# found by the MD5 of its linkage name through the record table; a name
+# the file does not have is an error.
+fn=$("$MD" show --format=json --no-demangle --binary=hc --binary=libhc.so llvm0.prof 2>/dev/null |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["contexts"][0]["frames"][0]["function"])')
+"$MD" show --format=json --function="$fn" llvm0.prof >fn.json 2>err
+"$MD" show --function=no_such_function llvm0.prof >/dev/null 2>nf.err
+rc=$?
+if python3 - all.json fn.json <<'PY' 2>>err && [ $rc = 1 ] &&
+import json, sys
+a, f = (json.load(open(p)) for p in sys.argv[1:3])
+leaf = {c["frames"][0]["function"] for c in f["contexts"]}
+assert len(leaf) == 1 and f["contexts"], f["contexts"]
+want = [c for c in a["contexts"] if c["frames"][0]["function"] in leaf]
+assert f["contexts"] == want, (f["contexts"], want)
+PY
+   grep -q "no function 'no_such_function' in the profile (an LLVM file knows a function by the MD5 of its linkage name" nf.err; then
+	ok "show --function=$fn of an LLVM file: the contexts allocated there, through the record table; an unknown name is an error"
+else
+	notok "show --function of an LLVM file (status $rc): $(tail -c 400 err) $(cat nf.err)"
 fi
 # Named by --binary, an LLVM file's contexts lose their leading allocator
 # frames (std::allocator and kin) as the raw profile's do in show: the
