@@ -86,61 +86,6 @@ static struct view_input *new_input(struct view *v, const char *path)
 	return vi;
 }
 
-static enum mp_errcode add_raw(struct view *v, const char *path,
-			       struct raw_file *rf, struct mp_err *err)
-{
-	uint32_t in = (uint32_t)v->ninputs;
-	struct view_input *vi;
-	size_t nseg = 0;
-
-	for (size_t p = 0; p < rf->nprofiles; p++)
-		nseg += rf->profiles[p].nsegments;
-	if (!MP_GROW(v->segments, v->alloc_segments, v->nsegments + nseg) ||
-	    !MP_GROW(v->contexts, v->alloc_contexts,
-		     v->ncontexts + rf->ncontexts) ||
-	    !(vi = new_input(v, path)))
-		return mp_fail(err, MP_E_NOMEM, NULL);
-	vi->kind = "raw";
-	vi->version = rf->max_version;
-	vi->min_version = rf->min_version;
-	vi->nprofiles = (uint32_t)rf->nprofiles;
-	vi->compressed = rf->compressed;
-	vi->ncontexts = rf->ncontexts;
-	for (size_t p = 0; p < rf->nprofiles; p++)
-		if (rf->profiles[p].sample_interval > vi->sample_interval)
-			vi->sample_interval = rf->profiles[p].sample_interval;
-
-	for (size_t p = 0; p < rf->nprofiles; p++)
-		for (size_t s = 0; s < rf->profiles[p].nsegments; s++)
-			v->segments[v->nsegments++] = (struct view_segment){
-				in, (uint32_t)p, &rf->profiles[p].segments[s]
-			};
-
-	for (size_t i = 0; i < rf->ncontexts; i++) {
-		const struct raw_context *rc = &rf->contexts[i];
-		struct view_context *c = &v->contexts[v->ncontexts];
-
-		memset(c, 0, sizeof(*c));
-		c->id = rc->stack_id;
-		c->input = in;
-		c->mib = rc->mib;
-		c->hist = rc->hist;
-		c->nhist = rc->nhist;
-		c->samp = rc->samp;
-		c->nsamp = rc->nsamp;
-		vi->nsampled += rc->nsamp != 0;
-		c->raw = rf;
-		c->profile = rc->profile;
-		c->id_index = (uint32_t)i;
-		/* Frames come from view_symbolize(), which reads the PCs from
-		 * the raw file: 64 bytes a PC here would be as many again. */
-		if (!count_context(v, c))
-			return mp_fail(err, MP_E_NOMEM, NULL);
-		v->ncontexts++;
-	}
-	return MP_OK;
-}
-
 /*
  * A context as the ranking sees it: its sort key, then its input, id and
  * place (in the view, or in its input while view_keep_top() reads it) to
@@ -324,6 +269,66 @@ static void keep_offer(struct ctx_add *a, const struct view_context *c)
 	a->slots[slot] = *c;
 	e.c = &a->slots[slot];
 	rank_offer(a->heap, &a->nheap, a->keep, &e);
+}
+
+/*
+ * A raw file's contexts, each with its MIB, histogram and samples where
+ * the file holds them; their frames come from view_symbolize(), which
+ * reads the PCs from the file (64 bytes a PC here would be as many again).
+ */
+static enum mp_errcode add_raw(struct view *v, const char *path,
+			       struct raw_file *rf, struct mp_err *err)
+{
+	uint32_t in = (uint32_t)v->ninputs;
+	struct view_input *vi;
+	struct ctx_add a;
+	size_t nseg = 0;
+
+	for (size_t p = 0; p < rf->nprofiles; p++)
+		nseg += rf->profiles[p].nsegments;
+	if (!MP_GROW(v->segments, v->alloc_segments, v->nsegments + nseg) ||
+	    !(vi = new_input(v, path)))
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	vi->kind = "raw";
+	vi->raw = rf;
+	vi->version = rf->max_version;
+	vi->min_version = rf->min_version;
+	vi->nprofiles = (uint32_t)rf->nprofiles;
+	vi->compressed = rf->compressed;
+	for (size_t p = 0; p < rf->nprofiles; p++)
+		if (rf->profiles[p].sample_interval > vi->sample_interval)
+			vi->sample_interval = rf->profiles[p].sample_interval;
+
+	for (size_t p = 0; p < rf->nprofiles; p++)
+		for (size_t s = 0; s < rf->profiles[p].nsegments; s++)
+			v->segments[v->nsegments++] = (struct view_segment){
+				in, (uint32_t)p, &rf->profiles[p].segments[s]
+			};
+	if (ctx_add_begin(&a, v, rf->ncontexts, true))
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	for (size_t i = 0; i < rf->ncontexts && !a.rc; i++) {
+		const struct raw_context *rc = &rf->contexts[i];
+		struct view_context c = {
+			.id = rc->stack_id, .input = a.input, .mib = rc->mib,
+			.hist = rc->hist, .nhist = rc->nhist,
+			.samp = rc->samp, .nsamp = rc->nsamp,
+			.raw = rf, .profile = rc->profile, .id_index = (uint32_t)i,
+		};
+
+		vi->nsampled += rc->nsamp != 0;
+		if (!count_context(v, &c) ||
+		    (!a.keep && !MP_GROW(v->contexts, v->alloc_contexts,
+					 v->ncontexts + 1)))
+			a.rc = MP_E_NOMEM;
+		else if (a.keep)
+			keep_offer(&a, &c);
+		else
+			v->contexts[v->ncontexts++] = c;
+		a.seen++;
+	}
+	if (ctx_add_end(&a, true))
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	return MP_OK;
 }
 
 /*
@@ -1036,24 +1041,34 @@ enum mp_errcode view_symbolize(struct view *v, struct sym_ctx *sym,
 	for (size_t i = 0; i < v->nraws; i++)
 		for (size_t p = 0; p < v->raws[i]->nprofiles && !rc; p++)
 			rc = sym_check_profile(sym, &v->raws[i]->profiles[p], err);
-	for (size_t i = 0; i < v->ncontexts && !rc; i++) {
-		struct view_context *c = &v->contexts[i];
-		const struct raw_context *r;
+	/*
+	 * Every stack of every raw input, for STATS; the frames of those
+	 * kept (view_keep_top()), which are in V in their input's order and
+	 * their file's.
+	 */
+	for (size_t in = 0, k = 0; in < v->ninputs && !rc; in++) {
+		const struct raw_file *rf = v->inputs[in].raw;
 
-		if (!c->raw)
-			continue;
-		r = &c->raw->contexts[c->id_index];
-		rc = sym_stack_symbolize(sym, &c->raw->profiles[c->profile], r->pcs,
-				     r->npcs, flags, &buf, stats, err);
-		if (rc)
-			break;
-		c->frames = mp_arena_memdup(&v->arena, buf.f,
-					    buf.n * sizeof(*buf.f) + 1);
-		if (!c->frames) {
-			rc = mp_fail(err, MP_E_NOMEM, NULL);
-			break;
+		while (k < v->ncontexts && v->contexts[k].input < in)
+			k++;
+		for (size_t j = 0; rf && j < rf->ncontexts && !rc; j++) {
+			const struct raw_context *r = &rf->contexts[j];
+			struct view_context *c;
+
+			rc = sym_stack_symbolize(sym, &rf->profiles[r->profile],
+						 r->pcs, r->npcs, flags, &buf,
+						 stats, err);
+			if (rc || k == v->ncontexts ||
+			    v->contexts[k].input != in ||
+			    v->contexts[k].id_index != j)
+				continue;
+			c = &v->contexts[k++];
+			c->frames = mp_arena_memdup(&v->arena, buf.f,
+						    buf.n * sizeof(*buf.f) + 1);
+			if (!c->frames)
+				rc = mp_fail(err, MP_E_NOMEM, NULL);
+			c->nframes = (uint32_t)buf.n;
 		}
-		c->nframes = (uint32_t)buf.n;
 	}
 	sym_stack_release(&buf);
 	if (!rc && v->nllvm)

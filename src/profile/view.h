@@ -55,6 +55,7 @@ struct view_input {
 	uint64_t sample_interval;	/* raw: the largest R at a dump */
 	const struct idx_file *idx;	/* indexed inputs: the file */
 	const struct llvm_file *llvm;	/* LLVM inputs: the file */
+	const struct raw_file *raw;	/* raw inputs: the file */
 	uint64_t frames_expanded;	/* indexed: idx_stack_begin's budget */
 	/* Indexed: each stack entry's frame, built the first time a stack
 	 * reaches it (its file path and build id copied into the arena),
@@ -139,8 +140,7 @@ struct view {
 	struct mp_mib sums;
 	struct mp_samp *samp;
 	uint32_t nsamp;
-	/* view_keep_top()'s: keep this many per indexed or LLVM input
-	 * (0: all). */
+	/* view_keep_top()'s: keep this many per input (0: all). */
 	size_t keep_top;
 	enum mib_field keep_key;
 	/* How view_add_file() reads: set max_size to raise the cap. */
@@ -153,12 +153,14 @@ void view_init(struct view *v);
 void view_release(struct view *v);
 
 /*
- * From now on keep, of each indexed input's contexts, only the N that
+ * From now on keep, of each input's contexts, only the N that
  * come first by MIB field KEY in view_rank()'s order, as `show --top=N`
  * prints them; the others count in the input's and the view's totals
  * (nall, sums, samp) but are not kept, so that a file of 100k contexts
- * costs the memory of N.  Those kept are in v->contexts in the order of
- * the file.  Raw inputs are kept whole.  N == 0 keeps
+ * costs the memory of N (a raw file is held whole, its contexts parsed,
+ * but not their frames).  Those kept are in v->contexts in the order of
+ * the file; view_symbolize() still symbolizes every raw stack for its
+ * figures, and keeps the frames of those kept.  N == 0 keeps
  * everything (the default).
  */
 void view_keep_top(struct view *v, enum mib_field key, size_t n);

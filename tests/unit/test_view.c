@@ -1,9 +1,10 @@
 /*
- * The profile model: view_keep_top() keeps of each indexed or LLVM input
- * the contexts a whole view ranks first, in the file's order, and counts
- * every context in the totals (contexts, summed MIBs, folded samples) as
- * a whole view does.  An LLVM input's stacks are read from the file only
- * when asked for, their GUID names made once per function.
+ * The profile model: view_keep_top() keeps of each input (indexed, LLVM
+ * or raw) the contexts a whole view ranks first, in the file's order, and
+ * counts every context in the totals (contexts, summed MIBs, folded
+ * samples) as a whole view does; view_symbolize() still counts every raw
+ * stack.  An LLVM input's stacks are read from the file only when asked
+ * for, their GUID names made once per function.
  */
 #include <check.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "indexed/idx.h"
 #include "llvm/llvm.h"
 #include "profile/view.h"
+#include "rawbuild.h"
 
 #define FRAME(fn, l) { .function = fn, .file = "/src/v.c", .line = l, .column = 1 }
 
@@ -121,9 +123,48 @@ static void llvm_profile_of(uint32_t n, uint64_t salt, unsigned mv,
 }
 
 /*
+ * The contexts of profile_of(N, SALT) but their samples, as a raw profile
+ * (version 4) in BUF: stack i + 1 is three PCs of a module with no binary
+ * anywhere, leaf 0x401000 + 16 i, then 0x409000 + 16 (i % 7), then 0x409800.
+ */
+static void raw_profile_of(uint32_t n, uint64_t salt, struct mp_buf *buf)
+{
+	static const unsigned char bid[20] = { 0xfe, 0xed, 0xfa, 0xce };
+	struct rb b = { 0 };
+
+	rb_begin(&b, 4);
+	rb_segment(&b, 0x400000, 0x500000, 0, bid, sizeof(bid));
+	rb_mibs(&b, n);
+	for (uint32_t i = 0; i < n; i++) {
+		struct mp_mib m = { { 0 } };
+
+		m.v[MIB_AllocCount] = i % 13 + salt;
+		m.v[MIB_TotalSize] = n - i;
+		m.v[MIB_TotalLifetime] = i * 3 % 101;
+		m.v[MIB_TotalAccessCount] = i;
+		rb_mib(&b, i + 1, &m, NULL, 0);
+	}
+	rb_stacks(&b, n);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t pcs[3] = {
+			0x401000 + 16 * (uint64_t)i, 0x409000 + 16 * (i % 7),
+			0x409800,
+		};
+
+		rb_stack(&b, i + 1, pcs, 3);
+	}
+	rb_end(&b);
+	memset(buf, 0, sizeof(*buf));
+	buf->data = b.data;
+	buf->size = b.size;
+}
+
+#define RAW -2		/* load_as()'s format: raw */
+
+/*
  * V with the two profiles (500 and 300 contexts) added: indexed, or with
- * LLVM (of MemProf version LLVM: 3 or 0, -1 none) the second, or both
- * (BOTH).
+ * LLVM (of MemProf version LLVM: 3 or 0; -1 none; RAW: raw) the second,
+ * or both (BOTH).
  */
 static void load_as(struct view *v, size_t top, enum mib_field key,
 		    int llvm, bool both)
@@ -138,7 +179,9 @@ static void load_as(struct view *v, size_t top, enum mib_field key,
 	for (size_t i = 0; i < 2; i++) {
 		struct mp_buf buf;
 
-		if (llvm >= 0 && (i == 1 || both))
+		if (llvm == RAW && (i == 1 || both))
+			raw_profile_of(in[i].n, in[i].salt, &buf);
+		else if (llvm >= 0 && (i == 1 || both))
 			llvm_profile_of(in[i].n, in[i].salt, (unsigned)llvm, &buf);
 		else
 			profile_of(in[i].n, in[i].salt, &buf);
@@ -171,13 +214,13 @@ static const enum mib_field keys[] = {
 
 /*
  * _i picks the key and the second input's format (indexed, LLVM with
- * MemProf 3 or 0), each N of tops[]: every context of an input ranked
+ * MemProf 3 or 0, raw), each N of tops[]: every context of an input ranked
  * among its input's first N is kept, no other, in the file's order; the
  * totals, the inputs' counts and the folded samples are the whole view's.
  */
 START_TEST(keep_top_keeps_the_first_of_each_input)
 {
-	static const int formats[] = { -1, 3, 0 };	/* -1: indexed */
+	static const int formats[] = { -1, 3, 0, RAW };	/* -1: indexed */
 	enum mib_field key = keys[_i % NKEYS];
 	int llvm = formats[_i / NKEYS];
 	struct view all;
@@ -185,7 +228,8 @@ START_TEST(keep_top_keeps_the_first_of_each_input)
 	load_as(&all, 0, key, llvm, false);
 	ck_assert_uint_eq(all.ncontexts, 800);
 	ck_assert_uint_eq(all.nall, 800);
-	ck_assert_str_eq(all.inputs[1].kind, llvm >= 0 ? "llvm" : "indexed");
+	ck_assert_str_eq(all.inputs[1].kind, llvm == RAW ? "raw"
+					     : llvm >= 0 ? "llvm" : "indexed");
 	for (size_t t = 0; t < sizeof(tops) / sizeof(tops[0]); t++) {
 		struct view v;
 		size_t k = 0;
@@ -317,6 +361,52 @@ START_TEST(llvm_stacks_read_when_asked)
 }
 END_TEST
 
+/*
+ * Of raw inputs kept to their top 7, view_symbolize() counts every stack
+ * in its figures, as of the whole view, and gives the contexts kept the
+ * frames the whole view's have (unsymbolized: no binary has the module).
+ */
+START_TEST(raw_top_symbolized_whole)
+{
+	struct sym_options so = { .no_default_debug_dir = true };
+	struct sym_stack_stats st[2] = { { 0 }, { 0 } };
+	struct mp_err err = { 0 };
+	struct view v[2];
+
+	for (int t = 0; t < 2; t++) {
+		struct sym_ctx sym;
+
+		load_as(&v[t], t ? 7 : 0, MIB_TotalSize, RAW, true);
+		sym_init(&sym, &so);
+		ck_assert_int_eq(view_symbolize(&v[t], &sym, 0, &st[t], &err),
+				 MP_OK);
+		sym_release(&sym);
+	}
+	ck_assert_uint_eq(v[0].ncontexts, 800);
+	ck_assert_uint_eq(v[1].ncontexts, 14);
+	ck_assert_uint_eq(st[0].frames, 800 * 3);
+	ck_assert_mem_eq(&st[0], &st[1], sizeof(st[0]));
+	for (size_t i = 0; i < v[1].ncontexts; i++) {
+		const struct view_context *c = &v[1].contexts[i], *w = NULL;
+
+		for (size_t j = 0; j < v[0].ncontexts && !w; j++)
+			if (v[0].contexts[j].input == c->input &&
+			    v[0].contexts[j].id_index == c->id_index)
+				w = &v[0].contexts[j];
+		ck_assert_ptr_nonnull(w);
+		ck_assert_uint_eq(c->nframes, 3);
+		ck_assert_uint_eq(c->nframes, w->nframes);
+		for (uint32_t k = 0; k < c->nframes; k++) {
+			ck_assert_uint_eq(c->frames[k].offset, w->frames[k].offset);
+			ck_assert_uint_eq(c->frames[k].flags, w->frames[k].flags);
+		}
+		ck_assert_uint_eq(c->frames[2].offset, 0x409800);
+	}
+	view_release(&v[0]);
+	view_release(&v[1]);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("view");
@@ -324,7 +414,8 @@ int main(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, keep_top_keeps_the_first_of_each_input, 0,
-			    3 * NKEYS);
+			    4 * NKEYS);
+	tcase_add_test(tc, raw_top_symbolized_whole);
 	tcase_add_loop_test(tc, llvm_stacks_read_when_asked, 0, 2);
 	suite_add_tcase(s, tc);
 	return check_failures(s) ? EXIT_FAILURE : EXIT_SUCCESS;
