@@ -511,10 +511,13 @@ enum mp_errcode exp_llvm_add_view(struct exp_llvm *x, struct view *v,
 		struct mp_mib m = c->mib;
 		uint32_t n;
 
-		if ((rc = view_entries_scratch(v, c, &scratch, &cf.entries, &n,
-					       err)))
+		rc = c->idx ? view_entries_scratch(v, c, &scratch, &cf.entries,
+						   &n, err)
+			    : view_frames_scratch(v, c, &scratch, &cf.frames,
+						  &cf.entries, &n, err);
+		if (rc)
 			break;
-		if (!cf.entries)
+		if (!cf.entries && !cf.frames)
 			cf.frames = c->frames;
 		if (!memo_for(&memo, c)) {
 			rc = mp_fail(err, MP_E_NOMEM, NULL);

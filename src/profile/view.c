@@ -446,6 +446,28 @@ static enum mp_errcode llvm_frames(struct view *v, const struct view_context *c,
 }
 
 /*
+ * Raw context C's frames, symbolized again into S->raw through the
+ * symbolizer view_symbolize() was given: the answers of its first pass,
+ * cached there, so it fails only when out of memory.
+ */
+static enum mp_errcode raw_frames(struct view *v, const struct view_context *c,
+				  struct view_scratch *s,
+				  const struct mp_frame **frames, uint32_t *n,
+				  struct mp_err *err)
+{
+	const struct raw_context *r = &c->raw->contexts[c->id_index];
+	enum mp_errcode rc;
+
+	rc = sym_stack_symbolize(v->sym, &c->raw->profiles[c->profile], r->pcs,
+				 r->npcs, v->sym_flags, &s->raw, NULL, err);
+	if (rc)
+		return rc;
+	*frames = s->raw.f;
+	*n = (uint32_t)s->raw.n;
+	return MP_OK;
+}
+
+/*
  * Stack entry E of input IN's file F as a frame that lives as long as V:
  * built once per entry, its file path and build id (which the reader
  * gives in a scratch buffer) copied into the arena.  NULL: out of memory.
@@ -503,9 +525,9 @@ enum mp_errcode view_entries_scratch(struct view *v,
 
 	*entries = NULL;
 	*n = c->nframes;
-	if (!c->frames && c->llvm)
-		return mp_fail(err, MP_E_INVALID, "an LLVM context is read "
-			       "as frames, not stack entries");
+	if (!c->frames && (c->llvm || (c->raw && v->sym)))
+		return mp_fail(err, MP_E_INVALID, "an LLVM or raw context is "
+			       "read as frames, not stack entries");
 	if (c->frames || !c->idx)
 		return MP_OK;
 	/*
@@ -565,6 +587,10 @@ enum mp_errcode view_frames_scratch(struct view *v,
 		*entries = NULL;
 		return llvm_frames(v, c, scratch, frames, n, err);
 	}
+	if (!c->frames && c->raw && v->sym) {
+		*entries = NULL;
+		return raw_frames(v, c, scratch, frames, n, err);
+	}
 	if ((rc = view_entries_scratch(v, c, scratch, entries, n, err)) ||
 	    !*entries)
 		return rc;
@@ -587,6 +613,7 @@ void view_scratch_release(struct view_scratch *scratch)
 	free(scratch->frames);
 	free(scratch->entries);
 	free(scratch->llvm);
+	sym_stack_release(&scratch->raw);
 	memset(scratch, 0, sizeof(*scratch));
 }
 
@@ -601,7 +628,7 @@ enum mp_errcode view_frames(struct view *v, struct view_context *c,
 	enum mp_errcode rc;
 	uint32_t n;
 
-	if (c->frames || (!c->idx && !c->llvm))
+	if (c->frames || (!c->idx && !c->llvm && !(c->raw && v->sym)))
 		return MP_OK;
 	if ((rc = view_frames_scratch(v, c, &v->scratch, &frames, &entries, &n,
 				      err)))
@@ -1042,33 +1069,28 @@ enum mp_errcode view_symbolize(struct view *v, struct sym_ctx *sym,
 		for (size_t p = 0; p < v->raws[i]->nprofiles && !rc; p++)
 			rc = sym_check_profile(sym, &v->raws[i]->profiles[p], err);
 	/*
-	 * Every stack of every raw input, for STATS; the frames of those
-	 * kept (view_keep_top()), which are in V in their input's order and
-	 * their file's.
+	 * Every stack of every raw input, kept or not (view_keep_top()), for
+	 * STATS and to fail here if one cannot be (--strict); their frames
+	 * are made again from the symbolizer's answers when asked for.
 	 */
-	for (size_t in = 0, k = 0; in < v->ninputs && !rc; in++) {
-		const struct raw_file *rf = v->inputs[in].raw;
+	for (size_t i = 0; i < v->nraws && !rc; i++) {
+		const struct raw_file *rf = v->raws[i];
 
-		while (k < v->ncontexts && v->contexts[k].input < in)
-			k++;
-		for (size_t j = 0; rf && j < rf->ncontexts && !rc; j++) {
+		for (size_t j = 0; j < rf->ncontexts && !rc; j++) {
 			const struct raw_context *r = &rf->contexts[j];
-			struct view_context *c;
 
 			rc = sym_stack_symbolize(sym, &rf->profiles[r->profile],
 						 r->pcs, r->npcs, flags, &buf,
 						 stats, err);
-			if (rc || k == v->ncontexts ||
-			    v->contexts[k].input != in ||
-			    v->contexts[k].id_index != j)
-				continue;
-			c = &v->contexts[k++];
-			c->frames = mp_arena_memdup(&v->arena, buf.f,
-						    buf.n * sizeof(*buf.f) + 1);
-			if (!c->frames)
-				rc = mp_fail(err, MP_E_NOMEM, NULL);
-			c->nframes = (uint32_t)buf.n;
 		}
+	}
+	if (!rc) {
+		v->sym = sym;
+		v->sym_flags = flags;
+		/* Any expanded before are expanded again, symbolized. */
+		for (size_t i = 0; i < v->ncontexts; i++)
+			if (v->contexts[i].raw)
+				v->contexts[i].frames = NULL;
 	}
 	sym_stack_release(&buf);
 	if (!rc && v->nllvm)

@@ -77,9 +77,9 @@ struct view_context {
 				 * LLVM: its alloc site's offset in the file */
 	uint32_t input;
 	uint32_t nframes;
-	struct mp_frame *frames;	/* leaf first; indexed and LLVM: NULL
-					 * until view_frames(); raw: NULL (no
-					 * frames) until view_symbolize() */
+	struct mp_frame *frames;	/* leaf first; NULL until view_frames()
+					 * (raw: no frames before
+					 * view_symbolize()) */
 	const struct idx_file *idx;	/* indexed: the file */
 	const struct llvm_file *llvm;	/* LLVM: the file, and where in it */
 	struct llvm_site site;		/* its call stack is */
@@ -100,6 +100,7 @@ struct view_scratch {
 	uint32_t *entries;
 	struct llvm_frame *llvm;	/* an LLVM stack as its file has it */
 	size_t alloc, aentries, allvm;
+	struct sym_stack raw;		/* a raw stack, symbolized */
 };
 
 /* An LLVM function GUID as LLVM inputs' frames name it: "guid:HEX", or
@@ -127,6 +128,10 @@ struct view {
 	size_t nbufs, alloc_bufs;
 	struct mp_arena arena;
 	struct view_scratch scratch;	/* where view_frames() walks a stack */
+	/* view_symbolize()'s: raw stacks are symbolized through it when
+	 * their frames are asked for. */
+	struct sym_ctx *sym;
+	unsigned sym_flags;
 	const struct sym_alloc_rules *alloc;	/* view_set_frame_rules */
 	bool keep_runtime;			/* likewise */
 	/* Keep an indexed stack's class frame at its root (mp_frame_class(),
@@ -204,9 +209,11 @@ enum mp_errcode view_add_buf(struct view *v, const char *path,
 			     struct mp_err *err);
 
 /*
- * Symbolize the frames of every raw context through SYM (which must
- * outlive V), dropping the allocation runtime's leading frames and
- * cutting stacks at a PC in no segment as FLAGS (SYM_STACK_*) say, and
+ * Symbolize every raw stack through SYM (which must outlive V), for
+ * STATS and to check them (--strict), dropping the allocation runtime's
+ * leading frames and cutting stacks at a PC in no segment as FLAGS
+ * (SYM_STACK_*) say: their frames are symbolized again, from SYM's
+ * answers, when asked for (view_frames()); and
  * name the GUID frames of LLVM inputs by the functions of SYM's binaries
  * (a GUID no binary defines stays "guid:HEX"), dropping the leading named
  * frames that the rules of view_set_frame_rules(), called before, hide
@@ -222,8 +229,8 @@ enum mp_errcode view_symbolize(struct view *v, struct sym_ctx *sym,
  * from the file on demand, at most 16 frames per byte of the file in all
  * (a trie of N nodes can describe N^2/2 frames).  So do LLVM contexts,
  * whose file was checked whole (llvm_open(): the same cap), each frame
- * named by its GUID's entry in V->guids.  Raw contexts have their frames
- * from the start (addresses, until view_symbolize).
+ * named by its GUID's entry in V->guids, and raw contexts, symbolized
+ * through view_symbolize()'s symbolizer (none before it).
  *
  * view_frames() makes C's frames available (c->frames, c->nframes);
  * view_expand_all() does it for every context.  Both fail with
@@ -234,8 +241,8 @@ enum mp_errcode view_frames(struct view *v, struct view_context *c,
 enum mp_errcode view_expand_all(struct view *v, struct mp_err *err);
 
 /*
- * C's frames for a reader that prints each context once: an indexed or
- * LLVM context not yet expanded is expanded into SCRATCH (grown as needed,
+ * C's frames for a reader that prints each context once: a context not
+ * yet expanded is expanded into SCRATCH (grown as needed,
  * reused from call to call, released with view_scratch_release()), not
  * kept, and *ENTRIES (when not NULL) gets each frame's stack entry in
  * C's indexed file, by which a reader can keep what it derives from a
@@ -256,9 +263,10 @@ void view_scratch_release(struct view_scratch *scratch);
  * by stack entry: C's stack as stack entries of its indexed file, leaf
  * first, the rules applied, walked into SCRATCH without building a frame;
  * view_entry_frame() builds one when the reader needs it.  A context with
- * frames of its own (raw, or expanded by view_frames()) gives *ENTRIES
- * NULL, and its frames are C->frames[0 .. *N - 1]; an LLVM context not
- * expanded fails (MP_E_INVALID): its frames are view_frames_scratch()'s.
+ * frames of its own (expanded by view_frames()) gives *ENTRIES NULL, and
+ * its frames are C->frames[0 .. *N - 1]; an LLVM or symbolized raw
+ * context not expanded fails (MP_E_INVALID): its frames are
+ * view_frames_scratch()'s.
  * The cap and errors are view_frames()'s.
  */
 enum mp_errcode view_entries_scratch(struct view *v,

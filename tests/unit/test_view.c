@@ -363,37 +363,52 @@ END_TEST
 
 /*
  * Of raw inputs kept to their top 7, view_symbolize() counts every stack
- * in its figures, as of the whole view, and gives the contexts kept the
- * frames the whole view's have (unsymbolized: no binary has the module).
+ * in its figures, as of the whole view; no stack is kept, each is
+ * symbolized again when asked for (view_frames_scratch(), not kept;
+ * view_frames(), kept), and a kept context's are the whole view's
+ * (unsymbolized: no binary has the module).
  */
 START_TEST(raw_top_symbolized_whole)
 {
 	struct sym_options so = { .no_default_debug_dir = true };
 	struct sym_stack_stats st[2] = { { 0 }, { 0 } };
 	struct mp_err err = { 0 };
+	struct sym_ctx sym[2];	/* as long as the views */
 	struct view v[2];
 
 	for (int t = 0; t < 2; t++) {
-		struct sym_ctx sym;
-
 		load_as(&v[t], t ? 7 : 0, MIB_TotalSize, RAW, true);
-		sym_init(&sym, &so);
-		ck_assert_int_eq(view_symbolize(&v[t], &sym, 0, &st[t], &err),
+		sym_init(&sym[t], &so);
+		ck_assert_int_eq(view_symbolize(&v[t], &sym[t], 0, &st[t], &err),
 				 MP_OK);
-		sym_release(&sym);
 	}
 	ck_assert_uint_eq(v[0].ncontexts, 800);
 	ck_assert_uint_eq(v[1].ncontexts, 14);
 	ck_assert_uint_eq(st[0].frames, 800 * 3);
 	ck_assert_mem_eq(&st[0], &st[1], sizeof(st[0]));
 	for (size_t i = 0; i < v[1].ncontexts; i++) {
-		const struct view_context *c = &v[1].contexts[i], *w = NULL;
+		struct view_context *c = &v[1].contexts[i], *w = NULL;
+		struct view_scratch scratch = { 0 };
+		const struct mp_frame *fr;
+		const uint32_t *entries;
+		uint32_t n;
 
 		for (size_t j = 0; j < v[0].ncontexts && !w; j++)
 			if (v[0].contexts[j].input == c->input &&
 			    v[0].contexts[j].id_index == c->id_index)
 				w = &v[0].contexts[j];
 		ck_assert_ptr_nonnull(w);
+		ck_assert_ptr_null(c->frames);
+		ck_assert_int_eq(view_entries_scratch(&v[1], c, &scratch, &entries,
+						      &n, &err), MP_E_INVALID);
+		ck_assert_int_eq(view_frames_scratch(&v[1], c, &scratch, &fr,
+						     &entries, &n, &err), MP_OK);
+		ck_assert_uint_eq(n, 3);
+		ck_assert_uint_eq(fr[2].offset, 0x409800);
+		ck_assert_ptr_null(c->frames);
+		view_scratch_release(&scratch);
+		ck_assert_int_eq(view_frames(&v[1], c, &err), MP_OK);
+		ck_assert_int_eq(view_frames(&v[0], w, &err), MP_OK);
 		ck_assert_uint_eq(c->nframes, 3);
 		ck_assert_uint_eq(c->nframes, w->nframes);
 		for (uint32_t k = 0; k < c->nframes; k++) {
@@ -402,8 +417,10 @@ START_TEST(raw_top_symbolized_whole)
 		}
 		ck_assert_uint_eq(c->frames[2].offset, 0x409800);
 	}
-	view_release(&v[0]);
-	view_release(&v[1]);
+	for (int t = 0; t < 2; t++) {
+		view_release(&v[t]);
+		sym_release(&sym[t]);
+	}
 }
 END_TEST
 
