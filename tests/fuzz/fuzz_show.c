@@ -1,9 +1,9 @@
 /*
  * fuzz_show - what `show`, `overlap` and `diff` load, minus the command
- * line: any bytes that load as a raw or indexed profile are put in a view
- * (src/profile), every frame of every context is read, and the view is
- * matched against itself (profile/compare.h), which must give an overlap
- * of exactly 1 on every field.
+ * line: any bytes that load as a raw, indexed or LLVM profile are put in a
+ * view (src/profile) and matched against itself (profile/compare.h),
+ * stacks read as the match needs them, which must give an overlap of
+ * exactly 1 on every field; then every frame of every context is read.
  *
  * The input goes through the same path as a file given to show: it is
  * written to a memfd and view_add_file() opens "/proc/self/fd/N", so zstd
@@ -44,7 +44,7 @@ static void setup(void)
 	snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", memfd);
 }
 
-/* Read every frame; match the view against itself. */
+/* Match the view against itself, no stack expanded before. */
 static void check(struct view *v)
 {
 	static const enum mib_field fields[] = {
@@ -53,16 +53,7 @@ static void check(struct view *v)
 	};
 	struct mp_err err = { 0 };
 	struct cmp c;
-	size_t bytes = 0;
 
-	for (size_t i = 0; i < v->ncontexts; i++)
-		for (uint32_t k = 0; k < v->contexts[i].nframes; k++) {
-			const struct mp_frame *f = &v->contexts[i].frames[k];
-
-			bytes += f->function ? strlen(f->function) : 0;
-			bytes += f->file ? strlen(f->file) : 0;
-		}
-	FUZZ_ASSERT(bytes < SIZE_MAX);
 	if (cmp_build(&c, v, v, CMP_MATCH_COLUMN, &err)) {
 		FUZZ_ASSERT(err.code == MP_E_NOMEM);
 		return;
@@ -75,6 +66,21 @@ static void check(struct view *v)
 			FUZZ_ASSERT(cmp_overlap(&c, fields[k], (long)fn) == 1.0);
 	}
 	cmp_release(&c);
+}
+
+/* Read every frame of every context (expanded). */
+static void read_frames(const struct view *v)
+{
+	size_t bytes = 0;
+
+	for (size_t i = 0; i < v->ncontexts; i++)
+		for (uint32_t k = 0; k < v->contexts[i].nframes; k++) {
+			const struct mp_frame *f = &v->contexts[i].frames[k];
+
+			bytes += f->function ? strlen(f->function) : 0;
+			bytes += f->file ? strlen(f->file) : 0;
+		}
+	FUZZ_ASSERT(bytes < SIZE_MAX);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -119,15 +125,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	FUZZ_ASSERT(view_add_file(&v, fd_path, NULL, &err) == MP_OK);
 	FUZZ_ASSERT(v.ninputs == 2);
+	FUZZ_ASSERT(v.inputs[0].ncontexts + v.inputs[1].ncontexts == v.ncontexts);
+	check(&v);
 	rc = view_expand_all(&v, &err);
 	if (rc) {
 		FUZZ_ASSERT_REJECTED(rc, err);
 		view_release(&v);
 		return 0;
 	}
-	FUZZ_ASSERT(v.inputs[0].ncontexts + v.inputs[1].ncontexts == v.ncontexts);
-
-	check(&v);
+	read_frames(&v);
 	/* An indexed file's first context, found again through the hash table. */
 	if (v.inputs[0].idx && v.ncontexts && v.contexts[0].nframes &&
 	    v.contexts[0].frames[0].function) {
