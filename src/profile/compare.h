@@ -102,7 +102,9 @@ const char *cmp_match_name(enum cmp_match m);
  * Match the contexts of BASE and TEST into C (initialized here).  BASE
  * and TEST may be one view.  Costs, beyond the entries: a few words per
  * distinct frame and per distinct stack prefix, and while an indexed
- * input is matched 8 bytes per byte of its trie; no frame is expanded.
+ * input is matched 8 bytes per byte of its trie; no stack is kept (an
+ * indexed one is not expanded, an LLVM or raw one is read into a
+ * scratch, view_frames_scratch()).
  */
 enum mp_errcode cmp_build(struct cmp *c, struct view *base, struct view *test,
 			  enum cmp_match m, struct mp_err *err);

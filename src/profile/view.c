@@ -193,7 +193,8 @@ struct view_context **view_rank(const struct view *v, enum mib_field key,
 	return order;
 }
 
-/* An indexed or LLVM input's contexts being added. */
+/* An input's contexts being added: to the view, or to a heap of the
+ * first KEEP by rank. */
 struct ctx_add {
 	struct view *v;
 	uint32_t input;
@@ -273,8 +274,9 @@ static void keep_offer(struct ctx_add *a, const struct view_context *c)
 
 /*
  * A raw file's contexts, each with its MIB, histogram and samples where
- * the file holds them; their frames come from view_symbolize(), which
- * reads the PCs from the file (64 bytes a PC here would be as many again).
+ * the file holds them; their frames are symbolized from the file's PCs
+ * when asked for, once view_symbolize() has run (64 bytes a frame kept
+ * here would be several times the file).
  */
 static enum mp_errcode add_raw(struct view *v, const char *path,
 			       struct raw_file *rf, struct mp_err *err)
