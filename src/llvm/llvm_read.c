@@ -318,12 +318,16 @@ struct walk {
 	uint64_t budget, contexts;
 };
 
-/* Expand the stack at *OFF into W's buffer, within the budget. */
+/*
+ * Expand the stack at *OFF into W's buffer, within the budget: in one
+ * pass, but for a stack longer than any before it (read again once the
+ * buffer has grown).
+ */
 static int64_t walk_stack(const struct llvm_file *f, struct walk *w,
 			  size_t *off, size_t end, struct mp_err *err)
 {
 	size_t at = *off;
-	int64_t n = site_stack(f, off, end, NULL, 0, err);
+	int64_t n = site_stack(f, off, end, w->frames, w->aframes, err);
 
 	if (n < 0)
 		return -1;
@@ -331,6 +335,8 @@ static int64_t walk_stack(const struct llvm_file *f, struct walk *w,
 	if (w->budget > (uint64_t)f->size * FRAMES_PER_BYTE)
 		return mp_fail(err, MP_E_TOO_LARGE, "its call stacks expand to "
 			       "more than %d frames per byte", FRAMES_PER_BYTE), -1;
+	if ((size_t)n <= w->aframes)
+		return n;
 	if (!MP_GROW(w->frames, w->aframes, (size_t)n))
 		return mp_fail(err, MP_E_NOMEM, NULL), -1;
 	return site_stack(f, &at, end, w->frames, (size_t)n, err);
