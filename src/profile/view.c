@@ -273,6 +273,28 @@ static void keep_offer(struct ctx_add *a, const struct view_context *c)
 }
 
 /*
+ * Take C, the input's next context, into A: counted in the view's totals,
+ * then kept, in the view or offered to the heap.  False when out of
+ * memory.
+ */
+static bool ctx_add_one(struct ctx_add *a, const struct view_context *c)
+{
+	struct view *v = a->v;
+
+	if (!count_context(v, c) ||
+	    (!a->keep && !MP_GROW(v->contexts, v->alloc_contexts,
+				  v->ncontexts + 1)))
+		return false;
+	v->inputs[a->input].nsampled += c->nsamp != 0;
+	if (a->keep)
+		keep_offer(a, c);
+	else
+		v->contexts[v->ncontexts++] = *c;
+	a->seen++;
+	return true;
+}
+
+/*
  * A raw file's contexts, each with its MIB, histogram and samples where
  * the file holds them; their frames are symbolized from the file's PCs
  * when asked for, once view_symbolize() has run (64 bytes a frame kept
@@ -317,16 +339,8 @@ static enum mp_errcode add_raw(struct view *v, const char *path,
 			.raw = rf, .profile = rc->profile, .id_index = (uint32_t)i,
 		};
 
-		vi->nsampled += rc->nsamp != 0;
-		if (!count_context(v, &c) ||
-		    (!a.keep && !MP_GROW(v->contexts, v->alloc_contexts,
-					 v->ncontexts + 1)))
+		if (!ctx_add_one(&a, &c))
 			a.rc = MP_E_NOMEM;
-		else if (a.keep)
-			keep_offer(&a, &c);
-		else
-			v->contexts[v->ncontexts++] = c;
-		a.seen++;
 	}
 	if (ctx_add_end(&a, true))
 		return mp_fail(err, MP_E_NOMEM, NULL);
@@ -359,18 +373,10 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 					     (size_t)ic->nsamp * sizeof(*ic->samp))
 			   : NULL;
 	if ((ic->nhist && !c.hist) || (ic->nsamp && !c.samp) ||
-	    !count_context(v, &c) ||
-	    (!a->keep && !MP_GROW(v->contexts, v->alloc_contexts,
-				  v->ncontexts + 1))) {
+	    !ctx_add_one(a, &c)) {
 		a->rc = MP_E_NOMEM;
 		return 1;
 	}
-	v->inputs[a->input].nsampled += ic->nsamp != 0;
-	if (a->keep)
-		keep_offer(a, &c);
-	else
-		v->contexts[v->ncontexts++] = c;
-	a->seen++;
 	return 0;
 }
 
@@ -855,16 +861,7 @@ static enum mp_errcode add_llvm_context(void *arg, const struct llvm_context *lc
 	c.mib = lc->mib;
 	c.llvm = v->inputs[a->input].llvm;
 	c.site = lc->site;
-	if (!count_context(v, &c) ||
-	    (!a->keep && !MP_GROW(v->contexts, v->alloc_contexts,
-				  v->ncontexts + 1)))
-		return mp_fail(err, MP_E_NOMEM, NULL);
-	if (a->keep)
-		keep_offer(a, &c);
-	else
-		v->contexts[v->ncontexts++] = c;
-	a->seen++;
-	return MP_OK;
+	return ctx_add_one(a, &c) ? MP_OK : mp_fail(err, MP_E_NOMEM, NULL);
 }
 
 /*
