@@ -198,3 +198,38 @@ case $res in
 *bad*) notok "deep trie, long names: $res" ;;
 *) ok "a chain of 1024 to 2896 nodes with a 64 KiB to 512 KiB name on every frame: overlap and diff peak at$res KiB, within 64 x the file + 8 MiB" ;;
 esac
+
+# What show and diff keep of big LLVM and raw files (50,000 contexts of
+# twelve frames, wide_profile.py): an LLVM file is held whole and each
+# context is its MIB and where its stack is, read again when printed or
+# matched; a raw file is held and parsed whole, its stacks symbolized
+# again when printed, none kept.  So show --top=10 keeps ten contexts
+# (it kept every stack, 88 bytes a frame: 64 MB for a 3 MB LLVM file),
+# and a full show a context record each (512 bytes here, with room).
+python3 "$SRC/../tests/cli/wide_profile.py" "$SRC/.." 50000 wide.profraw
+B="--binary=$FX/basic.pie --binary=$FX/libfixture.so"
+# shellcheck disable=SC2086
+"$MD" merge --format=llvm --no-progress -o wide.llvm $B wide.profraw 2>err.txt
+lsize=$(($(wc -c <wide.llvm) / 1024))
+rsize=$(($(wc -c <wide.profraw) / 1024))
+res=""
+check_peak() {	# LABEL LIMIT-KIB COMMAND...
+	label=$1 limit=$2
+	shift 2
+	set -- $(rss "$@")
+	if [ "$2" != 0 ] || [ "$1" -gt $((limit + SLACK)) ]; then
+		res="$res bad($label: exit $2, $1 KiB, over $limit)"
+	else
+		res="$res $label $1 KiB,"
+	fi
+}
+check_peak "LLVM --top=10" $((2 * lsize + 8192)) "$MD" show --top=10 wide.llvm
+check_peak "LLVM all" $((2 * lsize + 50000 * 512 / 1024 + 8192)) \
+	"$MD" show --format=json wide.llvm
+# shellcheck disable=SC2086
+check_peak "raw --top=10 --binary" $((4 * rsize + 8192)) \
+	"$MD" show --top=10 $B wide.profraw
+case $res in
+*bad*) notok "show of wide files (LLVM $lsize KiB, raw $rsize KiB):$res" ;;
+*) ok "show of wide files (LLVM $lsize KiB, raw $rsize KiB):${res%,}" ;;
+esac
