@@ -47,9 +47,9 @@ static void help(void)
 	       "table, or its\n"
 	       "                 demangled name, with or without parameters; "
 	       "the closest\n"
-	       "                 names are suggested when none matches; of "
-	       "LLVM's, the\n"
-	       "                 linkage name only\n"
+	       "                 names are suggested when none matches (of "
+	       "an LLVM\n"
+	       "                 file, demangled names need --binary)\n"
 	       "  --stats        table sizes of indexed profiles\n"
 	       "  --frame-table  each distinct frame once, in frame_table, and "
 	       "each context's\n"
@@ -175,6 +175,15 @@ int cmd_show(int argc, char **argv)
 		cli_error(NULL, "out of memory");
 		goto out;
 	}
+	/* Raw stacks always go through the symbolizer, as in merge: with
+	 * no binary it still maps each PC to its module's build id.  Set up
+	 * first: --function finds an LLVM file's function by the demangled
+	 * names of the binaries' functions. */
+	if ((rc = cli_sym_setup(&so, &sym)) != EXIT_OK)
+		goto out;
+	rc = EXIT_ERROR;
+	if (function && so.nbinaries)
+		view_set_function_names(&v, &sym);
 	for (int i = optind; i < argc; i++) {
 		if (view_add_file(&v, argv[i], function, &err)) {
 			rc = cli_fail(argv[i], &err);
@@ -182,11 +191,6 @@ int cmd_show(int argc, char **argv)
 			goto out;
 		}
 	}
-	/* Raw stacks always go through the symbolizer, as in merge: with
-	 * no binary it still maps each PC to its module's build id. */
-	if ((rc = cli_sym_setup(&so, &sym)) != EXIT_OK)
-		goto out;
-	rc = EXIT_ERROR;
 	view_set_frame_rules(&v, &so.alloc, so.keep_runtime);
 	if (v.nraws || v.nllvm) {
 		if (view_symbolize(&v, &sym, cli_sym_stack_flags(&so), &sstats,

@@ -743,7 +743,11 @@ static int find_one(void *arg, const char *name)
 			}
 		}
 	}
-	/* Keep the three closest, in order; ties keep name order. */
+	/* Keep the three closest, in order; ties keep name order; a name
+	 * twice (a constructor's C1 and C2 read alike) once. */
+	for (int k = 0; k < 3; k++)
+		if (s->near[k] && strcmp(s->near[k], pretty) == 0)
+			return 0;
 	for (int k = 0; k < 3; k++) {
 		if (!s->near[k] || d < s->near_d[k]) {
 			for (int j = 2; j > k; j--) {
@@ -763,11 +767,29 @@ static int find_one(void *arg, const char *name)
  * function whose demangled name QUERY is, or -2 with ERR saying so and
  * naming the closest names.
  */
+/* " (closest: 'a', 'b')" of S's names near enough its query, into HINT
+ * (SIZE bytes; "" when none is). */
+static void near_hint(const struct find_fn *s, char *hint, size_t size)
+{
+	size_t limit = strlen(s->query) / 3 + 3, len = 0;
+
+	hint[0] = '\0';
+	for (int k = 0; k < 3 && s->near[k] && s->near_d[k] <= limit; k++) {
+		int w = snprintf(hint + len, size - len, "%s'%.200s'",
+				 k ? ", " : " (closest: ", s->near[k]);
+
+		if (w < 0 || (size_t)w >= size - len)
+			break;
+		len += (size_t)w;
+	}
+	if (len && len + 2 < size)
+		memcpy(hint + len, ")", 2);
+}
+
 static int find_demangled(const struct idx_file *f, const char *query,
 			  struct ctx_add *a, struct mp_err *err)
 {
 	struct find_fn s = { .query = query };
-	size_t limit = strlen(query) / 3 + 3;
 	int r = 0;
 
 	sym_demangler_init(&s.dm);
@@ -777,19 +799,9 @@ static int find_demangled(const struct idx_file *f, const char *query,
 		for (size_t i = 0; i < s.nhits && !r; i++)
 			r = idx_find_function(f, s.hits[i], add_idx_context, a);
 	} else {
-		char hint[1024] = "";
-		size_t len = 0;
+		char hint[1024];
 
-		for (int k = 0; k < 3 && s.near[k] && s.near_d[k] <= limit; k++) {
-			int w = snprintf(hint + len, sizeof(hint) - len, "%s'%.200s'",
-					 k ? ", " : " (closest: ", s.near[k]);
-
-			if (w < 0 || (size_t)w >= sizeof(hint) - len)
-				break;
-			len += (size_t)w;
-		}
-		if (len && len + 2 < sizeof(hint))
-			memcpy(hint + len, ")", 2);
+		near_hint(&s, hint, sizeof(hint));
 		mp_fail(err, MP_E_NOT_FOUND, "no function '%s' in the profile, "
 			"by linkage or demangled name%s", query, hint);
 		r = -2;
@@ -864,10 +876,87 @@ static enum mp_errcode add_llvm_context(void *arg, const struct llvm_context *lc
 	return ctx_add_one(a, &c) ? MP_OK : mp_fail(err, MP_E_NOMEM, NULL);
 }
 
+/* sym_foreach_function()'s callback: find_one(). */
+static void find_one_of(void *arg, const char *name)
+{
+	struct find_fn *s = arg;
+
+	if (!s->nomem)
+		find_one(s, name);
+}
+
+static int by_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return (a > b) - (a < b);
+}
+
 /*
- * Add an LLVM file's contexts, or with FUNCTION those whose leaf is the
- * function of that linkage name (the file knows functions only by the
- * MD5 of their names).
+ * The contexts of LLVM file F whose leaf is function QUERY, into A: by
+ * the GUID of QUERY as a linkage name, else, given the binaries' names
+ * (view_set_function_names()), by those of their functions whose
+ * demangled name QUERY is, with or without parameters.
+ */
+static enum mp_errcode add_llvm_function(struct view *v,
+					 const struct llvm_file *f,
+					 const char *query, struct ctx_add *a,
+					 struct mp_err *err)
+{
+	struct find_fn s = { .query = query };
+	enum mp_errcode rc;
+	uint64_t *guids = NULL;
+	size_t n = 0, found = 0;
+	char hint[1024] = "";
+
+	rc = llvm_function_contexts(f, llvm_guid(query), add_llvm_context, a,
+				    err);
+	if (rc != MP_E_NOT_FOUND)
+		return rc;
+	if (!v->names)
+		return mp_fail(err, rc, "no function '%s' in the profile (an "
+			       "LLVM file knows a function by the MD5 of its "
+			       "linkage name: give that name, as nm prints it, "
+			       "or --binary to find it by its demangled name)",
+			       query);
+	sym_demangler_init(&s.dm);
+	rc = sym_foreach_function(v->names, find_one_of, &s, err);
+	if (!rc && (s.nomem ||
+		    (s.nhits && !(guids = malloc(s.nhits * sizeof(*guids))))))
+		rc = mp_fail(err, MP_E_NOMEM, NULL);
+	/* A name may come more than once, and overloads share no GUID. */
+	for (size_t i = 0; !rc && i < s.nhits; i++)
+		guids[n++] = llvm_guid(s.hits[i]);
+	if (n)
+		qsort(guids, n, sizeof(*guids), by_u64);
+	for (size_t i = 0; !rc && i < n; i++) {
+		if (i && guids[i] == guids[i - 1])
+			continue;
+		rc = llvm_function_contexts(f, guids[i], add_llvm_context, a,
+					    err);
+		if (rc == MP_OK)
+			found++;
+		else if (rc == MP_E_NOT_FOUND)
+			rc = MP_OK;
+	}
+	if (!rc && !found) {
+		if (!s.nhits)
+			near_hint(&s, hint, sizeof(hint));
+		rc = mp_fail(err, MP_E_NOT_FOUND, "no function '%s' in the "
+			     "profile, by linkage name or by the demangled names "
+			     "of the binaries' functions%s%s", query,
+			     s.nhits ? " (the binaries have it, the profile "
+				       "has no record of it)" : "", hint);
+	}
+	free(guids);
+	free(s.hits);
+	sym_demangler_release(&s.dm);
+	return rc;
+}
+
+/*
+ * Add an LLVM file's contexts, or with FUNCTION those whose leaf is that
+ * function (add_llvm_function()).
  */
 static enum mp_errcode add_llvm(struct view *v, const char *path,
 				struct mp_buf *buf, const char *function,
@@ -908,13 +997,8 @@ static enum mp_errcode add_llvm(struct view *v, const char *path,
 	/* llvm_open() counted the contexts, each under its leaf's record. */
 	if (ctx_add_begin(&a, v, f->ncontexts, !function))
 		return mp_fail(err, MP_E_NOMEM, NULL);
-	rc = function ? llvm_function_contexts(f, llvm_guid(function),
-					       add_llvm_context, &a, err)
+	rc = function ? add_llvm_function(v, f, function, &a, err)
 		      : llvm_foreach_context(f, add_llvm_context, &a, err);
-	if (rc == MP_E_NOT_FOUND)
-		mp_fail(err, rc, "no function '%s' in the profile (an LLVM "
-			"file knows a function by the MD5 of its linkage name: "
-			"give that name, as nm prints it)", function);
 	if (ctx_add_end(&a, rc == MP_OK) && !rc)
 		rc = mp_fail(err, MP_E_NOMEM, NULL);
 	return rc;
@@ -1095,6 +1179,11 @@ enum mp_errcode view_symbolize(struct view *v, struct sym_ctx *sym,
 	if (!rc && v->nllvm)
 		rc = name_guids(v, sym, err);
 	return rc;
+}
+
+void view_set_function_names(struct view *v, struct sym_ctx *sym)
+{
+	v->names = sym;
 }
 
 void view_set_frame_rules(struct view *v, const struct sym_alloc_rules *r,

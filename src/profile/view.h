@@ -132,6 +132,7 @@ struct view {
 	 * their frames are asked for. */
 	struct sym_ctx *sym;
 	unsigned sym_flags;
+	struct sym_ctx *names;		/* view_set_function_names() */
 	const struct sym_alloc_rules *alloc;	/* view_set_frame_rules */
 	bool keep_runtime;			/* likewise */
 	/* Keep an indexed stack's class frame at its root (mp_frame_class(),
@@ -187,7 +188,7 @@ bool view_known_format(const void *head, size_t n);
  * Load PATH, raw (plain or zstd), indexed or LLVM's, and add its
  * contexts.  With FUNCTION set, only that function's contexts of an
  * indexed or LLVM file are added, found through its hash table (of an
- * LLVM file by linkage name only).
+ * LLVM file by linkage name, or see view_set_function_names()).
  */
 enum mp_errcode view_add_file(struct view *v, const char *path,
 			      const char *function, struct mp_err *err);
@@ -280,6 +281,14 @@ enum mp_errcode view_entries_scratch(struct view *v,
 const struct mp_frame *view_entry_frame(struct view *v,
 					const struct view_context *c,
 					uint32_t e);
+
+/*
+ * From now on, view_add_file()'s FUNCTION may name a function of an LLVM
+ * file by its demangled name too (with or without its parameters), found
+ * among the functions of SYM's binaries: the file keeps no names, only
+ * the MD5 of each linkage name.  SYM must outlive V.
+ */
+void view_set_function_names(struct view *v, struct sym_ctx *sym);
 
 /*
  * Drop, from every indexed context expanded from now on, the leading

@@ -434,6 +434,31 @@ PY
 else
 	notok "show --function of an LLVM file (status $rc): $(tail -c 400 err) $(cat nf.err)"
 fi
+# Given --binary, --function of an LLVM file finds a demangled name too
+# (without its parameters here) among the binaries' functions; a name
+# none has is an error naming the closest; without --binary the error
+# says to give the linkage name or --binary.
+"$MD" show --format=json --binary=hc --binary=libhc.so llvm0.prof >named.json 2>/dev/null
+pretty=$(python3 -c 'import json,sys
+fs = [c["frames"][0] for c in json.load(open(sys.argv[1]))["contexts"] if c["frames"]]
+print([f.get("demangled", "") for f in fs if f["function"] == sys.argv[2]][0])' named.json "$fn" 2>/dev/null)
+bare=${pretty%%(*}
+"$MD" show --format=json --binary=hc --binary=libhc.so --function="$bare" llvm0.prof \
+	>fd.json 2>err
+"$MD" show --binary=hc --binary=libhc.so --function="${bare}x" llvm0.prof >/dev/null 2>nd.err
+rc=$?
+"$MD" show --function="$bare" llvm0.prof >/dev/null 2>nb.err
+rc2=$?
+if [ -n "$bare" ] && [ "$bare" != "$fn" ] && [ $rc = 1 ] && [ $rc2 = 1 ] &&
+   python3 -c 'import json,sys
+a, b = (json.load(open(p))["contexts"] for p in sys.argv[1:3])
+assert a and [c["mib"] for c in a] == [c["mib"] for c in b], (a, b)' fn.json fd.json 2>>err &&
+   grep -q "no function '${bare}x' in the profile, by linkage name or by the demangled names of the binaries' functions (closest: '$pretty'" nd.err &&
+   grep -q "or --binary to find it by its demangled name" nb.err; then
+	ok "show --binary --function=$bare of an LLVM file: the contexts of $fn; a misspelling names the closest; without --binary, the linkage name is asked for"
+else
+	notok "--function by demangled name of an LLVM file ($bare, status $rc $rc2): $(tail -c 300 err) $(cat nd.err nb.err)"
+fi
 # Named by --binary, an LLVM file's contexts lose their leading allocator
 # frames (std::allocator and kin) as the raw profile's do in show: the
 # same first frames from llvm-profdata-19's file of the C++ fixture as
