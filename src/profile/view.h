@@ -163,10 +163,9 @@ void view_release(struct view *v);
  * come first by MIB field KEY in view_rank()'s order, as `show --top=N`
  * prints them; the others count in the input's and the view's totals
  * (nall, sums, samp) but are not kept, so that a file of 100k contexts
- * costs the memory of N (a raw file is held whole, its contexts parsed,
- * but not their frames).  Those kept are in v->contexts in the order of
- * the file; view_symbolize() still symbolizes every raw stack for its
- * figures, and keeps the frames of those kept.  N == 0 keeps
+ * costs the memory of N (a raw file is held whole and parsed).  Those
+ * kept are in v->contexts in the order of the file; view_symbolize()
+ * still symbolizes every raw stack for its figures.  N == 0 keeps
  * everything (the default).
  */
 void view_keep_top(struct view *v, enum mib_field key, size_t n);
