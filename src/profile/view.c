@@ -314,7 +314,6 @@ static enum mp_errcode add_raw(struct view *v, const char *path,
 	    !(vi = new_input(v, path)))
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	vi->kind = "raw";
-	vi->raw = rf;
 	vi->version = rf->max_version;
 	vi->min_version = rf->min_version;
 	vi->nprofiles = (uint32_t)rf->nprofiles;
@@ -521,6 +520,15 @@ const struct mp_frame *view_entry_frame(struct view *v,
 	return entry_frame(v, &v->inputs[c->input], c->idx, e);
 }
 
+/*
+ * Are C's frames made again from its file whenever asked for?  An LLVM
+ * context's or a raw one's (once view_symbolize() has run), not kept.
+ */
+static bool read_again(const struct view *v, const struct view_context *c)
+{
+	return !c->frames && (c->llvm || (c->raw && v->sym));
+}
+
 enum mp_errcode view_entries_scratch(struct view *v,
 				     const struct view_context *c,
 				     struct view_scratch *scratch,
@@ -533,7 +541,7 @@ enum mp_errcode view_entries_scratch(struct view *v,
 
 	*entries = NULL;
 	*n = c->nframes;
-	if (!c->frames && (c->llvm || (c->raw && v->sym)))
+	if (read_again(v, c))
 		return mp_fail(err, MP_E_INVALID, "an LLVM or raw context is "
 			       "read as frames, not stack entries");
 	if (c->frames || !c->idx)
@@ -591,13 +599,10 @@ enum mp_errcode view_frames_scratch(struct view *v,
 	enum mp_errcode rc;
 
 	*frames = c->frames;
-	if (!c->frames && c->llvm) {
+	if (read_again(v, c)) {
 		*entries = NULL;
-		return llvm_frames(v, c, scratch, frames, n, err);
-	}
-	if (!c->frames && c->raw && v->sym) {
-		*entries = NULL;
-		return raw_frames(v, c, scratch, frames, n, err);
+		return c->llvm ? llvm_frames(v, c, scratch, frames, n, err)
+			       : raw_frames(v, c, scratch, frames, n, err);
 	}
 	if ((rc = view_entries_scratch(v, c, scratch, entries, n, err)) ||
 	    !*entries)
@@ -625,8 +630,8 @@ void view_scratch_release(struct view_scratch *scratch)
 	memset(scratch, 0, sizeof(*scratch));
 }
 
-/* An indexed or LLVM context's frames, walked as view_frames_scratch()
- * does and kept in the arena. */
+/* A context's frames, walked or read again as view_frames_scratch()
+ * does, and kept in the arena. */
 enum mp_errcode view_frames(struct view *v, struct view_context *c,
 			    struct mp_err *err)
 {
@@ -636,8 +641,8 @@ enum mp_errcode view_frames(struct view *v, struct view_context *c,
 	enum mp_errcode rc;
 	uint32_t n;
 
-	if (c->frames || (!c->idx && !c->llvm && !(c->raw && v->sym)))
-		return MP_OK;
+	if (c->frames || (!c->idx && !read_again(v, c)))
+		return MP_OK;	/* expanded, or raw and not symbolized */
 	if ((rc = view_frames_scratch(v, c, &v->scratch, &frames, &entries, &n,
 				      err)))
 		return rc;

@@ -55,7 +55,6 @@ struct view_input {
 	uint64_t sample_interval;	/* raw: the largest R at a dump */
 	const struct idx_file *idx;	/* indexed inputs: the file */
 	const struct llvm_file *llvm;	/* LLVM inputs: the file */
-	const struct raw_file *raw;	/* raw inputs: the file */
 	uint64_t frames_expanded;	/* indexed: idx_stack_begin's budget */
 	/* Indexed: each stack entry's frame, built the first time a stack
 	 * reaches it (its file path and build id copied into the arena),
