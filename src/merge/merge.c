@@ -985,9 +985,10 @@ static void open_beside(struct merge *m, const uint64_t *keys, size_t n,
  * the first pass while a helper reads modules' DWARF (open_beside());
  * b_lock guards the builder's frames and trie.  A stack's keys are
  * handed over with it or before, so they are symbolized by the time it
- * is placed.
+ * is placed.  *PLACED (if not NULL) gets the number of stacks taken.
  */
-static enum mp_errcode symbolize_pending(struct merge *m, struct mp_err *err)
+static enum mp_errcode symbolize_pending(struct merge *m, size_t *placed,
+					 struct mp_err *err)
 {
 	enum mp_errcode rc = MP_OK;
 	struct ctab_entry **entries;
@@ -1015,6 +1016,8 @@ static enum mp_errcode symbolize_pending(struct merge *m, struct mp_err *err)
 	m->ataken = alloc;
 	m->taken_e = entries;
 	m->ataken_e = alloc_e;
+	if (placed)
+		*placed = ne;
 
 	if (m->opts.jobs >= 2 && n > 1 &&
 	    MP_GROW(m->taken_mod, m->ataken_mod, n)) {
@@ -1429,6 +1432,14 @@ struct pipeline {
 	const size_t *order;	/* the inputs in the order workers take them */
 	size_t next;		/* the next place in ORDER a worker takes */
 	unsigned workers;	/* started: worker k has arena k */
+	/*
+	 * For drain_now(): each input's size (by input), what the inputs not
+	 * taken yet hold, and the wall time spent so far folding how many
+	 * bytes and placing how many stacks.
+	 */
+	const uint64_t *size;
+	uint64_t left_bytes;
+	uint64_t fold_ns, fold_bytes, place_ns, placed;
 	bool stop;
 	/* A worker is in symbolize_pending(); and its failure, if any. */
 	bool symbolizing;
@@ -1486,20 +1497,63 @@ static void run_input(struct merge *m, struct scratch *s,
 }
 
 /*
- * While inputs are left to take, new stacks wait until this many are
- * pending: each batch finds the builder's tables (the trie's map and
- * arrays, the locations: megabytes) pushed out of the caches by the
- * folding beside it, and fewer, larger batches pay that less often.  At
- * N = 64, -j 2, against a batch per input (41 alternating runs): 151.5
- * -> 146.8 ms, CPU 280 -> 270 ms; N = 500 789 -> 755 ms (bench/RESULTS.md).
- * Once no input is left, whatever is pending goes, beside the last
- * inputs' folding.
+ * While inputs are left to take, new stacks wait until at least this
+ * many are pending (drain_now() says when past that): each batch finds
+ * the builder's tables (the trie's map and arrays, the locations:
+ * megabytes) pushed out of the caches by the folding beside it, and
+ * fewer, larger batches pay that less often.  At N = 64, -j 2, against a
+ * batch per input (41 alternating runs): 151.5 -> 146.8 ms, CPU 280 ->
+ * 270 ms; N = 500 789 -> 755 ms (bench/RESULTS.md).  Once no input is
+ * left, whatever is pending goes, beside the last inputs' folding.
  */
 #define DRAIN_BATCH 4096
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Is it time to place the PENDING new stacks?  p->lock held.  Once no
+ * input is left to take, whenever any are pending.  Before, the first
+ * batch goes as soon as there is one (it starts the symbolizer's reading
+ * of debug information, and measures how fast stacks are placed); later
+ * ones once placing them would take as long as the other workers need to
+ * fold the inputs not taken yet, at the rates measured so far.  Each
+ * batch starts cold, its tables pushed out of the caches by the folding
+ * before it: at N = 64, -j 2, twenty batches of 4096 or more placed late
+ * stacks at 350 to 550 ns each where -j 1's one batch placed them at 210
+ * (bench/RESULTS.md, Analysis).  Waiting, most stacks go in one batch
+ * beside the later half of the folding, in three or four batches in all,
+ * and the placing took 33.6 ms of CPU instead of 41.5 (medians of 9).
+ * The more workers, the less folding is left beside a batch, and the
+ * more often batches go: on many cores the one placing thread keeps up
+ * as before.  Inputs of unknown size (pipes) count as empty: with only
+ * those left, a batch goes as soon as it is pending, as before.
+ */
+static bool drain_now(const struct pipeline *p, size_t pending)
+{
+	double place, fold;
+
+	if (p->next >= p->n)
+		return pending > 0;
+	if (pending < DRAIN_BATCH)
+		return false;
+	if (p->workers < 2 || !p->placed || !p->fold_bytes)
+		return true;
+	place = (double)pending * (double)p->place_ns / (double)p->placed;
+	fold = (double)p->left_bytes * (double)p->fold_ns /
+	       (double)p->fold_bytes / (p->workers - 1);
+	return place >= fold;
+}
+
 /*
  * Symbolize and place the new stacks found so far, unless another worker
- * is at it (then it goes back to folding) or too few are pending yet.
+ * is at it (then it goes back to folding) or it is not time yet
+ * (drain_now()).
  * Step 2 is serial, but it runs beside the other workers' folding on
  * whichever worker is free, not on a thread of its own: on a machine with
  * as many cores as workers, a third busy thread would only take turns
@@ -1509,19 +1563,24 @@ static void drain(struct pipeline *p)
 {
 	struct mp_err err = { 0 };
 	enum mp_errcode rc = MP_OK;
+	size_t pending, placed = 0;
 
 	pthread_mutex_lock(&p->lock);
-	if (p->symbolizing || p->sym_rc ||
-	    (p->next < p->n && __atomic_load_n(&p->m->npending_e,
-					       __ATOMIC_ACQUIRE) < DRAIN_BATCH)) {
+	if (p->symbolizing || p->sym_rc) {
 		pthread_mutex_unlock(&p->lock);
 		return;
 	}
 	p->symbolizing = true;
-	while (!rc && __atomic_load_n(&p->m->npending_e, __ATOMIC_ACQUIRE)) {
+	pending = __atomic_load_n(&p->m->npending_e, __ATOMIC_ACQUIRE);
+	for (; !rc && drain_now(p, pending);
+	     pending = __atomic_load_n(&p->m->npending_e, __ATOMIC_ACQUIRE)) {
+		uint64_t t0 = now_ns();
+
 		pthread_mutex_unlock(&p->lock);
-		rc = symbolize_pending(p->m, &err);
+		rc = symbolize_pending(p->m, &placed, &err);
 		pthread_mutex_lock(&p->lock);
+		p->place_ns += now_ns() - t0;
+		p->placed += placed;
 	}
 	p->symbolizing = false;
 	if (rc) {
@@ -1542,6 +1601,7 @@ static void *worker(void *arg)
 	s.arena = &p->m->arenas[++p->workers].a;
 	pthread_mutex_unlock(&p->lock);
 	for (;;) {
+		uint64_t t0;
 		size_t i;
 
 		pthread_mutex_lock(&p->lock);
@@ -1550,11 +1610,15 @@ static void *worker(void *arg)
 			break;
 		}
 		i = p->order[p->next++];
+		p->left_bytes -= p->size[i];
 		pthread_mutex_unlock(&p->lock);
 
+		t0 = now_ns();
 		run_input(p->m, &s, &p->in[i], &p->jobs[i]);
 
 		pthread_mutex_lock(&p->lock);
+		p->fold_ns += now_ns() - t0;
+		p->fold_bytes += p->size[i];
 		p->jobs[i].done = true;
 		pthread_cond_broadcast(&p->done);
 		pthread_mutex_unlock(&p->lock);
@@ -1635,14 +1699,15 @@ static int by_size_down(const void *x, const void *y)
  * are no regular file count as empty), never the first input of each
  * worker: the first input folded starts the symbolizing, which at a few
  * inputs is the longer half of the merge, and the largest would delay
- * it most (at 8 inputs, 19 ms instead of 3).  Returns the size of the
+ * it most (at 8 inputs, 19 ms instead of 3).  SIZES gets each input's
+ * size (by input, 0 for no regular file).  Returns the size of the
  * largest input, for the workers' read buffers (mp_read_opts.expect):
  * each then takes its memory once instead of again at every new largest
  * input.  A stat per input, a microsecond each.
  */
 static uint64_t plan_inputs(const struct merge_input *in, size_t n,
 			    unsigned workers, size_t *order,
-			    struct sized_input *sized)
+			    struct sized_input *sized, uint64_t *sizes)
 {
 	size_t tail = workers > 1 ? (size_t)workers * SIZED_TAIL : 0;
 	size_t rest = n > workers ? n - workers : 0;	/* past the first ones */
@@ -1661,6 +1726,7 @@ static uint64_t plan_inputs(const struct merge_input *in, size_t n,
 			max = size;
 		order[i] = i;
 		sized[i] = (struct sized_input){ size, i };
+		sizes[i] = size;
 	}
 	qsort(sized + n - tail, tail, sizeof(*sized), by_size_down);
 	for (size_t i = n - tail; i < n; i++)
@@ -1679,7 +1745,7 @@ enum mp_errcode merge_run(struct merge *m, const struct merge_input *in,
 	bool sym_failed = false;
 	struct sized_input *sized;
 	size_t i = 0, *order;
-	uint64_t largest;
+	uint64_t largest, *sizes;
 
 	if (want > n)
 		want = (unsigned)n;
@@ -1690,15 +1756,19 @@ enum mp_errcode merge_run(struct merge *m, const struct merge_input *in,
 		memset(m->arenas, 0, (want + 1) * sizeof(*m->arenas));
 	p.order = order = malloc((n ? n : 1) * sizeof(*order));
 	sized = malloc((n ? n : 1) * sizeof(*sized));
-	if (!p.jobs || !m->arenas || !order || !sized) {
+	p.size = sizes = malloc((n ? n : 1) * sizeof(*sizes));
+	if (!p.jobs || !m->arenas || !order || !sized || !sizes) {
 		free(p.jobs);
 		free(order);
 		free(sized);
+		free(sizes);
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	}
 	m->narenas = want + 1;
-	largest = plan_inputs(in, n, want, order, sized);
+	largest = plan_inputs(in, n, want, order, sized, sizes);
 	free(sized);
+	for (i = 0; i < n; i++)
+		p.left_bytes += sizes[i];
 	if (!m->opts.read.expect)
 		m->opts.read.expect = largest;
 	/*
@@ -1745,12 +1815,13 @@ enum mp_errcode merge_run(struct merge *m, const struct merge_input *in,
 	scratch_release(&own);
 	free(p.jobs);
 	free(order);
+	free(sizes);
 	free(threads);
 	pthread_mutex_destroy(&p.lock);
 	pthread_cond_destroy(&p.done);
 	if (rc)
 		return rc;
-	if ((rc = symbolize_pending(m, err)))
+	if ((rc = symbolize_pending(m, NULL, err)))
 		return rc;
 	/*
 	 * Every frame is interned (strings copied): the debug information,

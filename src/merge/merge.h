@@ -13,10 +13,12 @@
  *    before), or else a segment lookup.  An indexed input, already
  *    symbolized, is folded straight into the builder.
  * 2. Symbolize and place.  Each distinct location of the table is
- *    symbolized once and its frames interned in the builder, by the main
- *    thread while the workers fold the next inputs: a worker hands over
- *    the keys and the entries of the new stacks of each input it
- *    finishes.  Once its locations are symbolized, each new stack becomes
+ *    symbolized once and its frames interned in the builder, by one
+ *    worker at a time while the others fold: a worker hands over the
+ *    keys and the entries of the new stacks of each input it finishes,
+ *    and they go in batches, most of them in one beside the last inputs'
+ *    folding (merge.c, drain_now()); with one thread, all at the end.
+ *    Once its locations are symbolized, each new stack becomes
  *    its frames, less the allocation runtime's leading ones, and gets its
  *    node in the builder's trie (two stacks may differ only in the
  *    runtime's frames, and share a node).

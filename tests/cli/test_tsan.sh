@@ -1,6 +1,7 @@
 #!/bin/sh
 # Threads: merge -j 1 and -j 8 give the same bytes on raw inputs, on
-# indexed inputs (opened by the workers concurrently) and on a mix; show
+# indexed inputs (opened by the workers concurrently) and on a mix, and
+# -j 2 and -j 8 on inputs whose new stacks come in batches; show
 # and diff of the results (diff reads its two sides on two threads).  `make check-tsan` runs this script with
 # memprof-data built under ThreadSanitizer (halt_on_error=1), where a data
 # race fails the command; in `make check` it is a determinism test.
@@ -51,6 +52,27 @@ same_jobs "96 raw inputs, no symbol cache" --no-symbol-cache $raw
 same_jobs "96 indexed inputs" $idx
 # shellcheck disable=SC2086
 same_jobs "raw and indexed inputs mixed" $raw $idx
+
+# Stacks new in every input (wide_profile.py, a seed each): while inputs
+# are left, they wait and go in batches beside the folding (drain_now()),
+# all but the last ones before the workers are done.
+wide=""
+for seed in 1 2 3 4 5 6 7 8; do
+	python3 tests/cli/wide_profile.py . 6000 "$tmp/w$seed.profraw" "$seed"
+	wide="$wide $tmp/w$seed.profraw"
+done
+for j in 2 8; do
+	# shellcheck disable=SC2086
+	if "$MD" merge -j 1 --no-progress -o "$tmp/w1.memprof" $bins $wide 2>"$tmp/err" &&
+	   "$MD" merge -j $j --no-progress -o "$tmp/wj.memprof" $bins $wide 2>>"$tmp/err" &&
+	   cmp -s "$tmp/w1.memprof" "$tmp/wj.memprof" &&
+	   [ "$("$MD" show --stats --format=json "$tmp/wj.memprof" |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)["summary"]["contexts"])')" = 48000 ]; then
+		ok "merge -j 1 and -j $j of 8 inputs of 6000 new stacks each give the same 48000 contexts"
+	else
+		notok "merge -j 1 / -j $j of the wide inputs: $(head -c 600 "$tmp/err")"
+	fi
+done
 
 # The LLVM export sorts the stacks two ways at once given two threads.
 # shellcheck disable=SC2086

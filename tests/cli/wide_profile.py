@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """A raw profile of N distinct deep contexts of the basic fixture.
 
-    python3 tests/cli/wide_profile.py ROOT N OUT
+    python3 tests/cli/wide_profile.py ROOT N OUT [SEED]
 
 Every stack is 12 PCs drawn at random (seeded) from the PCs of
 tests/fixtures/basic.pie.v4.profraw, under its memory map, so that they
 symbolize through basic.pie, libfixture.so and the C library as the
 fixture's do; MIBs as synth.py --many writes them.  test_limits.sh makes
-big raw and LLVM files of it to bound what show and diff keep.
+big raw and LLVM files of it to bound what show and diff keep;
+test_tsan.sh merges several, of different SEEDs (default 1), so that new
+stacks come in batches while the workers fold.
 """
 import random
 import struct
@@ -26,12 +28,12 @@ def fixture_pcs(synth, stacks):
     return sorted(pcs)
 
 
-def wide(synth, root, n):
+def wide(synth, root, n, seed=1):
     path = root + "/tests/fixtures/basic.pie.v4.profraw"
     version, segs, _, stacks = synth.split(open(path, "rb").read())
     assert version == 4, version
     pcs = fixture_pcs(synth, stacks)
-    rnd = random.Random(1)
+    rnd = random.Random(seed)
     mibs, stks = [struct.pack("<Q", n)], [struct.pack("<Q", n)]
     for i in range(n):
         mib = bytearray(144)
@@ -47,9 +49,10 @@ def wide(synth, root, n):
 
 def main():
     root, n, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    seed = int(sys.argv[4]) if len(sys.argv) > 4 else 1
     sys.path.insert(0, root + "/tests/fuzz")
     import synth
-    open(out, "wb").write(wide(synth, root, n))
+    open(out, "wb").write(wide(synth, root, n, seed))
 
 
 if __name__ == "__main__":
