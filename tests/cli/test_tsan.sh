@@ -54,23 +54,25 @@ same_jobs "96 indexed inputs" $idx
 same_jobs "raw and indexed inputs mixed" $raw $idx
 
 # Stacks new in every input (wide_profile.py, a seed each): while inputs
-# are left, they wait and go in batches beside the folding (drain_now()),
-# all but the last ones before the workers are done.
+# are left to take, they wait and are placed in batches beside the
+# folding (drain_now()), the last ones once the workers are done.
 wide=""
 for seed in 1 2 3 4 5 6 7 8; do
 	python3 tests/cli/wide_profile.py . 6000 "$tmp/w$seed.profraw" "$seed"
 	wide="$wide $tmp/w$seed.profraw"
 done
+# shellcheck disable=SC2086
+"$MD" merge -j 1 --no-progress -o "$tmp/w1.memprof" $bins $wide 2>"$tmp/err1"
 for j in 2 8; do
 	# shellcheck disable=SC2086
-	if "$MD" merge -j 1 --no-progress -o "$tmp/w1.memprof" $bins $wide 2>"$tmp/err" &&
-	   "$MD" merge -j $j --no-progress -o "$tmp/wj.memprof" $bins $wide 2>>"$tmp/err" &&
+	if [ -s "$tmp/w1.memprof" ] &&
+	   "$MD" merge -j $j --no-progress -o "$tmp/wj.memprof" $bins $wide 2>"$tmp/err" &&
 	   cmp -s "$tmp/w1.memprof" "$tmp/wj.memprof" &&
 	   [ "$("$MD" show --stats --format=json "$tmp/wj.memprof" |
 		python3 -c 'import json, sys; print(json.load(sys.stdin)["summary"]["contexts"])')" = 48000 ]; then
 		ok "merge -j 1 and -j $j of 8 inputs of 6000 new stacks each give the same 48000 contexts"
 	else
-		notok "merge -j 1 / -j $j of the wide inputs: $(head -c 600 "$tmp/err")"
+		notok "merge -j 1 / -j $j of the wide inputs: $(cat "$tmp/err1" "$tmp/err" | head -c 600)"
 	fi
 done
 
