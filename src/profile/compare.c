@@ -436,8 +436,8 @@ static bool fold_samples(struct cmp *c, struct mp_samp **l, uint32_t *n,
 
 /*
  * How add_side() reads a side's contexts: an indexed one through the
- * memo of its file's trie, any other as frames (an LLVM one read from
- * its file into SCRATCH: FRAMES, N; ERR says why not).
+ * memo of its file's trie, any other as frames (an LLVM or raw one read
+ * again into SCRATCH: FRAMES, N; ERR says why not).
  */
 struct side_walk {
 	struct view *v;

@@ -767,11 +767,6 @@ static int find_one(void *arg, const char *name)
 	return 0;
 }
 
-/*
- * --function=QUERY named no linkage name: add the contexts of every
- * function whose demangled name QUERY is, or -2 with ERR saying so and
- * naming the closest names.
- */
 /* " (closest: 'a', 'b')" of S's names near enough its query, into HINT
  * (SIZE bytes; "" when none is). */
 static void near_hint(const struct find_fn *s, char *hint, size_t size)
@@ -791,6 +786,11 @@ static void near_hint(const struct find_fn *s, char *hint, size_t size)
 		memcpy(hint + len, ")", 2);
 }
 
+/*
+ * --function=QUERY named no linkage name: add the contexts of every
+ * function whose demangled name QUERY is, or -2 with ERR saying so and
+ * naming the closest names.
+ */
 static int find_demangled(const struct idx_file *f, const char *query,
 			  struct ctx_add *a, struct mp_err *err)
 {
