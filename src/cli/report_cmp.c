@@ -151,16 +151,14 @@ static bool emit_frames(struct emit *e, const struct cmp *c,
 			const struct cmp_entry *x, struct stack_printer *sp)
 {
 	struct view *v = cmp_entry_view(c, x);
-	const struct mp_frame *frames = x->ctx->frames;
+	const struct mp_frame *frames;
 	const uint32_t *entries;
 	struct frame_texts *t;
 	struct mp_err err = { 0 };
 	uint32_t n;
 
-	if (x->ctx->idx ? view_entries_scratch(v, x->ctx, &sp->scratch,
-					       &entries, &n, &err)
-			: view_frames_scratch(v, x->ctx, &sp->scratch, &frames,
-					      &entries, &n, &err))
+	if (view_stack_scratch(v, x->ctx, &sp->scratch, &frames, &entries,
+			       &n, &err))
 		return false;
 	emit_list(e, "frames");
 	if (!entries) {

@@ -511,14 +511,9 @@ enum mp_errcode exp_llvm_add_view(struct exp_llvm *x, struct view *v,
 		struct mp_mib m = c->mib;
 		uint32_t n;
 
-		rc = c->idx ? view_entries_scratch(v, c, &scratch, &cf.entries,
-						   &n, err)
-			    : view_frames_scratch(v, c, &scratch, &cf.frames,
-						  &cf.entries, &n, err);
-		if (rc)
+		if ((rc = view_stack_scratch(v, c, &scratch, &cf.frames,
+					     &cf.entries, &n, err)))
 			break;
-		if (!cf.entries && !cf.frames)
-			cf.frames = c->frames;
 		if (!memo_for(&memo, c)) {
 			rc = mp_fail(err, MP_E_NOMEM, NULL);
 			break;

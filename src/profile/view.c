@@ -621,6 +621,20 @@ enum mp_errcode view_frames_scratch(struct view *v,
 	return MP_OK;
 }
 
+enum mp_errcode view_stack_scratch(struct view *v,
+				   const struct view_context *c,
+				   struct view_scratch *scratch,
+				   const struct mp_frame **frames,
+				   const uint32_t **entries, uint32_t *n,
+				   struct mp_err *err)
+{
+	if (!c->idx)
+		return view_frames_scratch(v, c, scratch, frames, entries, n,
+					   err);
+	*frames = c->frames;
+	return view_entries_scratch(v, c, scratch, entries, n, err);
+}
+
 void view_scratch_release(struct view_scratch *scratch)
 {
 	free(scratch->frames);

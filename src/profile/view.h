@@ -274,6 +274,19 @@ enum mp_errcode view_entries_scratch(struct view *v,
 				     const uint32_t **entries, uint32_t *n,
 				     struct mp_err *err);
 
+/*
+ * C's stack for a reader that prints each context once and keeps what it
+ * derives from a stack entry: an indexed context not expanded as stack
+ * entries (view_entries_scratch(), *FRAMES left C->frames), any other as
+ * frames (view_frames_scratch(), *ENTRIES NULL unless it walked some).
+ */
+enum mp_errcode view_stack_scratch(struct view *v,
+				   const struct view_context *c,
+				   struct view_scratch *scratch,
+				   const struct mp_frame **frames,
+				   const uint32_t **entries, uint32_t *n,
+				   struct mp_err *err);
+
 /* Stack entry E of indexed context C's file as a frame, built once and
  * kept as long as V.  NULL when out of memory. */
 const struct mp_frame *view_entry_frame(struct view *v,
