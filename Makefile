@@ -23,8 +23,8 @@ ifneq ($(CI),)
 WARN    += -Werror
 endif
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -Isrc -Iinclude $(WARN) $(CFLAGS) -MMD -MP
-# libsupc++ (the static core of libstdc++, from g++) only for
-# __cxa_demangle, the display of C++ names: linking it statically pulls the
+# libsupc++ (the static core of libstdc++, from g++) only for its
+# demangler, the display of C++ names: linking it statically pulls the
 # demangler's one object, where libstdc++.so would be mapped and relocated
 # at every start (3-5 ms, a quarter of a `show --function`).  libmd for the
 # MD5 of LLVM's function GUIDs.

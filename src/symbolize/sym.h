@@ -400,10 +400,23 @@ bool sym_module_info(const struct sym_ctx *ctx, int32_t module,
 void sym_get_stats(const struct sym_ctx *ctx, struct sym_stats *out);
 
 /*
+ * The Itanium C++ name NAME demangled by libstdc++'s demangler (programs
+ * using this module link with libsupc++ or libstdc++), as a string to
+ * free(); or NULL with *STATUS -2 when it cannot read NAME or NAME's text
+ * would pass SYM_DEMANGLED_RATIO times NAME's length plus
+ * SYM_DEMANGLED_SLACK bytes (nested substitutions let a few hundred
+ * bytes name a type of gigabytes; the longest real names come to 20
+ * times theirs: the 51k C++ names libLLVM 19 and libstdc++ export),
+ * -1 when out of memory.  The work and memory are bounded by that length.
+ */
+#define SYM_DEMANGLED_RATIO 64
+#define SYM_DEMANGLED_SLACK 65536
+char *sym_demangle_alloc(const char *name, int *status);
+
+/*
  * Demangle an Itanium C++ name for display, snprintf-style: writes the
- * demangled name, or NAME itself when it is not a mangled name, into BUF
- * and returns the full length.  Uses libstdc++'s __cxa_demangle: programs
- * using this module link with -lstdc++.
+ * demangled name, or NAME itself when it is not a mangled name or
+ * sym_demangle_alloc() fails, into BUF and returns the full length.
  */
 size_t sym_demangle(const char *name, char *buf, size_t size);
 
@@ -480,7 +493,8 @@ enum mp_errcode sym_foreach_function(struct sym_ctx *ctx,
  *
  * sym_demangled() returns NAME itself when it is not a mangled name, when
  * the demangler cannot read it (counted in FAILED: clang 19 mangles some
- * names that libstdc++ 12 does not know) or when out of memory; else a
+ * names that libstdc++ 12 does not know; sym_demangle_alloc()'s bound)
+ * or when out of memory; else a
  * string owned by D.  Names are cached by address: NAME must stay valid
  * and unchanged as long as D.  Not thread-safe.
  */

@@ -11,12 +11,87 @@
  */
 #include "sym.h"
 
+#include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* libstdc++'s demangler; see sym_runtime.c for why this one. */
-extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
-			    int *status);
+/*
+ * libstdc++'s demangler (libiberty's cp-demangle.c, which binutils'
+ * c++filt uses too) in the form its verbose terminate handler calls: the
+ * text goes to CALLBACK piece by piece, and the demangler itself
+ * allocates nothing (its tables live on the stack).  Chosen over the
+ * alternatives because it is the Itanium ABI reference implementation
+ * and comes with every g++ (libsupc++, linked statically: see the
+ * Makefile); libiberty is not packaged as a shared library, elfutils has
+ * no demangler, and writing one is a project of its own.
+ * __cxa_demangle() is the same code with the text gathered by realloc(),
+ * which no caller can stop: a few hundred bytes of nested substitutions
+ * (each doubling the type before) name a type of gigabytes, which it
+ * spends seconds to minutes and all of memory writing out.
+ */
+extern int __gcclibcxx_demangle_callback(const char *mangled,
+					 void (*callback)(const char *, size_t,
+							  void *),
+					 void *opaque);
+
+/* The demangled text so far, and where to go when it must stop. */
+struct text {
+	char *s;
+	size_t len, alloc, max;
+	jmp_buf stop;
+	bool nomem;
+};
+
+static void append(const char *p, size_t n, void *arg)
+{
+	struct text *t = arg;
+
+	if (n > t->max - t->len)
+		longjmp(t->stop, 1);
+	if (!MP_GROW(t->s, t->alloc, t->len + n + 1)) {
+		t->nomem = true;
+		longjmp(t->stop, 1);
+	}
+	memcpy(t->s + t->len, p, n);
+	t->len += n;
+	t->s[t->len] = '\0';
+}
+
+/*
+ * Demangle NAME into T; 0 on success, else the demangler's status (-2:
+ * not a name it reads) or -1 when T ran out of room or memory.  The jump
+ * out of append() leaves only the demangler's frames, plain C data on
+ * the stack with nothing to release (which is what makes the jump
+ * defined behaviour in the C++ it is compiled as); T is the caller's, so
+ * what append() wrote survives it.
+ */
+static int demangle_into(const char *name, struct text *t)
+{
+	int rc;
+
+	if (setjmp(t->stop))
+		return -1;
+	rc = __gcclibcxx_demangle_callback(name, append, t);
+	return rc == 0 && !t->s ? -1 : rc;
+}
+
+char *sym_demangle_alloc(const char *name, int *status)
+{
+	size_t n = strlen(name);
+	struct text t = {
+		.max = n < (SIZE_MAX - SYM_DEMANGLED_SLACK) / SYM_DEMANGLED_RATIO
+		       ? n * SYM_DEMANGLED_RATIO + SYM_DEMANGLED_SLACK : SIZE_MAX,
+	};
+
+	*status = demangle_into(name, &t);
+	if (*status == -1 && !t.nomem)
+		*status = -2;	/* too long to be a real name: unreadable */
+	if (*status) {
+		free(t.s);
+		return NULL;
+	}
+	return t.s;
+}
 
 void sym_demangler_init(struct sym_demangler *d)
 {
@@ -48,23 +123,19 @@ const char *sym_demangled(struct sym_demangler *d, const char *name)
 	uint64_t h;
 	uint32_t id;
 	char *pretty;
-	int status = -1;
+	int status;
 
-	/* Only function names: __cxa_demangle would also decode "i" as int. */
+	/* Only function names: the demangler would also decode "i" as int. */
 	if (!name || name[0] != '_' || name[1] != 'Z')
 		return name;
 	h = mp_hash64((uint64_t)(uintptr_t)name);
 	id = ht_find(&d->ht, h, same_name, name, d);
 	if (id != HT_NONE)
 		return d->pretty[id];
-	pretty = __cxa_demangle(name, NULL, NULL, &status);
-	if (status != 0 || !pretty) {
-		free(pretty);
-		pretty = NULL;
-		/* -1 is out of memory; -2 a name it cannot read. */
-		if (status == -2)
-			d->failed++;
-	}
+	/* NULL with -1 when out of memory, -2 for a name it cannot read. */
+	pretty = sym_demangle_alloc(name, &status);
+	if (!pretty && status == -2)
+		d->failed++;
 	if (d->n == UINT32_MAX - 1 ||
 	    !MP_GROW(d->names, d->anames, d->n + 1) ||
 	    !MP_GROW(d->pretty, d->apretty, d->n + 1) ||

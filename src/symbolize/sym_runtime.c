@@ -12,19 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/*
- * libstdc++'s demangler, callable from C.  Chosen over the alternatives
- * because it is the Itanium ABI reference implementation (binutils'
- * c++filt uses the same code, libiberty's cp-demangle.c), libstdc++ is
- * present wherever clang or gcc is, and it costs only -lstdc++ at link
- * time; libiberty is not packaged as a shared library, elfutils has no
- * demangler, and writing one is a project of its own.  (A weak reference
- * would not do: with --as-needed, Debian's default, the linker then drops
- * libstdc++ and names silently stay mangled.)
- */
-extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
-			    int *status);
-
 static bool starts(const char *s, const char *prefix)
 {
 	return strncmp(s, prefix, strlen(prefix)) == 0;
@@ -175,15 +162,13 @@ size_t sym_demangle(const char *name, char *buf, size_t size)
 {
 	const char *src = name;
 	char *d = NULL;
-	int status = -1;
+	int status;
 	size_t len;
 
-	/* Only function names: __cxa_demangle would also decode "i" as int. */
-	if (name[0] == '_' && name[1] == 'Z') {
-		d = __cxa_demangle(name, NULL, NULL, &status);
-		if (status == 0 && d)
-			src = d;
-	}
+	/* Only function names: the demangler would also decode "i" as int. */
+	if (name[0] == '_' && name[1] == 'Z' &&
+	    (d = sym_demangle_alloc(name, &status)))
+		src = d;
 	len = strlen(src);
 	if (size) {
 		size_t n = len < size ? len : size - 1;

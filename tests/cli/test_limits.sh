@@ -8,6 +8,7 @@ BUILD=${1:-build}
 MD=$(cd "$(dirname "$BUILD/memprof-data")" && pwd)/memprof-data
 FX=$(cd tests/fixtures && pwd)
 SRC=$(pwd)/src
+ROOT=$(pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -233,3 +234,21 @@ case $res in
 *bad*) notok "show of wide files (LLVM $lsize KiB, raw $rsize KiB):$res" ;;
 *) ok "show of wide files (LLVM $lsize KiB, raw $rsize KiB):${res%,}" ;;
 esac
+
+# A 400-byte function name whose substitutions nest 40 deep, each a
+# template of two copies of the one before (tests/fuzz/hostile.py): 10 TB
+# demangled.  The demangler stops at 64 bytes per byte of the name: show
+# prints it mangled, counts it as a name it could not read, and stays
+# small (it wrote the type out until memory ran out).
+python3 "$ROOT/tests/fuzz/hostile.py" hostile >/dev/null
+bomb=hostile/idx-demangle-bomb.memprof
+set -- $(rss timeout 60 "$MD" show --format=json "$bomb")
+"$MD" show --format=json "$bomb" >bomb.json 2>err.txt
+"$MD" show --stats "$bomb" >bomb.stats 2>>err.txt
+if [ "$2" = 0 ] && [ "$1" -lt $((65536 + SLACK)) ] &&
+   grep -q '"function": "_Z1f1aIiiES_IS0_S0_ES_IS1_S1_E.*S_IS12_S12_E", "file"' bomb.json &&
+   ! grep -q '"demangled"' bomb.json && grep -q '^demangle_failures: 1$' bomb.stats; then
+	ok "a name that demangles to 10 TB: shown mangled, counted as unreadable, peak $1 KiB"
+else
+	notok "demangle bomb: $* $(cat err.txt) $(grep -c demangled bomb.json)"
+fi

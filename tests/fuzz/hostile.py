@@ -44,6 +44,12 @@ json-invalid-utf8.memprof (SCALE 1 only)
     indexed: a function name that is not UTF-8.  JSON and YAML output
     copied it as it was (now escaped in src/cli/emit.c).  Also first found
     by fuzz_show in a version 8 file.
+idx-demangle-bomb.memprof (SCALE 1 only)
+    indexed: one function whose 400-byte name nests substitutions 40 deep,
+    each a template of two copies of the one before: demangled, 2^40 types
+    (10 TB).  __cxa_demangle wrote it out until memory ran out; now the
+    demangler stops at 64 bytes per byte of the name (src/symbolize/
+    sym_demangle.c) and the name is shown as it is.
 
 The indexed files are version 9 (memprof-data-format(5)).
 """
@@ -166,6 +172,24 @@ def idx_shared_record(k, c):
     return indexed(trie_b, rec, [(0, len(rec), c)] * k, k * c)
 
 
+def doubling_name(k):
+    """_Z1f1aIiiE, then k - 1 parameters a<S, S> of the one before."""
+    digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+    def seq(i):
+        s = ""
+        while True:
+            s = digits[i % 36] + s
+            i //= 36
+            if not i:
+                return s
+
+    name = "_Z1f1aIiiE"
+    for j in range(1, k):
+        name += "S_IS%s_S%s_E" % (seq(j - 1), seq(j - 1))
+    return name.encode()
+
+
 def main():
     out = sys.argv[1]
     scale = int(sys.argv[2]) if len(sys.argv) > 2 else 1
@@ -185,6 +209,8 @@ def main():
             4, hist="varint")
         files["json-invalid-utf8.memprof"] = idx_deep_trie(
             2, name=b"\xffbad\xc3(utf8")
+        files["idx-demangle-bomb.memprof"] = idx_deep_trie(
+            2, name=doubling_name(40))
     for name, data in files.items():
         open(os.path.join(out, name), "wb").write(data)
 

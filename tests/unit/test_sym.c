@@ -1346,6 +1346,75 @@ START_TEST(demangle)
 }
 END_TEST
 
+/*
+ * Nested substitutions: a<int, int>, then a<S, S> of the one before, K
+ * times: 10 bytes a level name a type that doubles each level (30
+ * levels: 300 bytes, 17 GB demangled, a minute of __cxa_demangle).
+ */
+static char *doubling_name(int k)
+{
+	static const char digits[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+	char *s = malloc(16 + (size_t)k * 16), *p = s;
+
+	ck_assert_ptr_nonnull(s);
+	p += sprintf(p, "_Z1f1aIiiE");
+	for (int j = 1; j < k; j++) {
+		char seq[8];
+		int n = j - 1, len = 0;
+
+		do
+			seq[len++] = digits[n % 36];
+		while ((n /= 36));
+		p += sprintf(p, "S_IS");
+		for (int i = len; i--;)
+			*p++ = seq[i];
+		p += sprintf(p, "_S");
+		for (int i = len; i--;)
+			*p++ = seq[i];
+		p += sprintf(p, "_E");
+	}
+	*p = '\0';
+	return s;
+}
+
+START_TEST(demangle_bounded)
+{
+	/* libLLVM 19's longest name for its length: 20 times as long. */
+	static const char llvm[] = "_ZSt11swap_rangesIN9__gnu_cxx17__normal_"
+		"iteratorIPSt5tupleIJPN4llvm11InstructionESt6vectorImSaImEEPKN"
+		"S3_8FunctionENS3_8DenseSetIjNS3_12DenseMapInfoIjvEEEEEES6_ISG_"
+		"SaISG_EEEESK_ET0_T_SM_SL_";
+	struct sym_demangler dm;
+	char *name = doubling_name(30), *small = doubling_name(6), *d;
+	int status = 0;
+
+	d = sym_demangle_alloc(llvm, &status);
+	ck_assert_ptr_nonnull(d);
+	ck_assert_int_eq(status, 0);
+	ck_assert_uint_eq(strlen(d), 3760);	/* c++filt's */
+	ck_assert(strncmp(d, "__gnu_cxx::__normal_iterator<std::tuple<llvm::"
+			  "Instruction*, ", 54) == 0);
+	free(d);
+	/* Six levels: c++filt's 1048 bytes. */
+	d = sym_demangle_alloc(small, &status);
+	ck_assert_ptr_nonnull(d);
+	ck_assert_uint_eq(strlen(d), 1048);
+	ck_assert(strncmp(d, "f(a<int, int>, a<a<int, int>, a<int, int> >, ",
+			  45) == 0);
+	free(d);
+	/* Stopped at the bound, in well under Check's timeout. */
+	d = sym_demangle_alloc(name, &status);
+	ck_assert_ptr_null(d);
+	ck_assert_int_eq(status, -2);
+	sym_demangler_init(&dm);
+	ck_assert_ptr_eq(sym_demangled(&dm, name), name);
+	ck_assert_uint_eq(dm.failed, 1);
+	sym_demangler_release(&dm);
+	free(small);
+	free(name);
+}
+END_TEST
+
 START_TEST(build_id_format)
 {
 	const uint8_t id[4] = { 0x3f, 0x2a, 0x00, 0xff };
@@ -1392,6 +1461,7 @@ static Suite *sym_suite(void)
 	tcase_add_test(t, runtime_rule);
 	tcase_add_test(t, user_start);
 	tcase_add_test(t, demangle);
+	tcase_add_test(t, demangle_bounded);
 	tcase_add_test(t, build_id_format);
 	suite_add_tcase(s, t);
 	return s;
