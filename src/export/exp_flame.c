@@ -37,7 +37,7 @@
 enum { SIDE_TEST = EXP_FLAME_TEST, SIDE_BASE = EXP_FLAME_BASE };
 
 struct exp_flame_node {
-	uint32_t name;			/* in names */
+	uint32_t name;			/* in names.text */
 	uint32_t parent;
 	uint32_t depth;
 	uint32_t first_child, next_sibling;	/* after layout; 0: none */
@@ -47,7 +47,7 @@ struct exp_flame_node {
 
 struct exp_flame {
 	struct exp_flame_opts o;
-	struct exp_interned names;
+	struct exp_names names;
 	struct exp_flame_node *nodes;
 	size_t n, alloc;
 	struct ht_map children;		/* ht_pair_key(parent, name) -> node */
@@ -90,10 +90,14 @@ static enum mp_errcode add_node(struct exp_flame *f, uint32_t parent,
 	return MP_OK;
 }
 
-static uint32_t intern_name(struct exp_flame *f, const char *s, bool *oom)
+/* S's number; by content when S is a string of the caller's own
+ * (FRESH: freed after), else by address. */
+static uint32_t intern_name(struct exp_flame *f, const char *s, bool fresh,
+			    bool *oom)
 {
 	bool added;
-	int64_t id = exp_intern(&f->names, s, strlen(s), &added);
+	int64_t id = fresh ? exp_intern(&f->names.text, s, strlen(s), &added)
+			   : exp_name_id(&f->names, s, &added);
 
 	*oom = id < 0;
 	return id < 0 ? 0 : (uint32_t)id;
@@ -112,7 +116,7 @@ struct exp_flame *exp_flame_new(const struct exp_flame_opts *o)
 		return NULL;
 	}
 	memset(&f->nodes[0], 0, sizeof(f->nodes[0]));
-	f->nodes[0].name = intern_name(f, "all", &oom);
+	f->nodes[0].name = intern_name(f, "all", false, &oom);
 	f->n = 1;
 	if (oom) {
 		exp_flame_free(f);
@@ -125,7 +129,7 @@ void exp_flame_free(struct exp_flame *f)
 {
 	if (!f)
 		return;
-	exp_interned_release(&f->names);
+	exp_names_release(&f->names);
 	ht_map_release(&f->children);
 	free(f->nodes);
 	free(f);
@@ -158,7 +162,7 @@ static enum mp_errcode add_context(struct exp_flame *f,
 		bool oom = !name;
 
 		if (name)
-			id = intern_name(f, name, &oom);
+			id = intern_name(f, name, tofree != NULL, &oom);
 		free(tofree);
 		if (oom)
 			return mp_fail(err, MP_E_NOMEM, NULL);
@@ -197,7 +201,7 @@ static int by_parent_name(const void *a, const void *b, void *arg)
 
 	if (x->parent != y->parent)
 		return x->parent < y->parent ? -1 : 1;
-	return strcmp(f->names.keys[x->name], f->names.keys[y->name]);
+	return strcmp(f->names.text.keys[x->name], f->names.text.keys[y->name]);
 }
 
 /* Link every node's children in name order. */
@@ -329,7 +333,7 @@ static uint32_t name_hash(const char *s)
 /* The fill of node N. */
 static void put_fill(const struct writer *w, const struct exp_flame_node *n)
 {
-	uint32_t h = name_hash(w->f->names.keys[n->name]);
+	uint32_t h = name_hash(w->f->names.text.keys[n->name]);
 
 	if (w->f->has_base) {
 		/* The relative change, -1 (vanished) to 1 (new). */
@@ -370,7 +374,7 @@ static void put_title(const struct writer *w, const struct exp_flame_node *n)
 	char g1[32], g2[32];
 
 	fputs("<title>", w->out);
-	put_text(w->out, w->f->names.keys[n->name], SIZE_MAX);
+	put_text(w->out, w->f->names.text.keys[n->name], SIZE_MAX);
 	if (!w->f->has_base) {
 		fprintf(w->out, "\n%s %s (%.2f%%)", grouped(t, g1), w->unit,
 			percent(t, root->value[SIDE_TEST]));
@@ -395,7 +399,7 @@ static void put_frame(const struct writer *w, const struct exp_flame_node *n,
 		      double x, double width)
 {
 	double y = w->height - BOTTOM - (double)(n->depth + 1) * ROW;
-	const char *name = w->f->names.keys[n->name];
+	const char *name = w->f->names.text.keys[n->name];
 	size_t fit = width > 6 ? (size_t)((width - 6) / CHAR_W) : 0;
 
 	fprintf(w->out, "<g data-x=\"%.2f\" data-w=\"%.2f\" data-d=\"%u\">",

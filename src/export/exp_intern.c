@@ -62,6 +62,40 @@ void exp_interned_release(struct exp_interned *t)
 	memset(t, 0, sizeof(*t));
 }
 
+static bool same_address(const void *key, uint32_t i, const void *arg)
+{
+	return ((const struct exp_names *)arg)->addr[i] == key;
+}
+
+int64_t exp_name_id(struct exp_names *t, const char *s, bool *added)
+{
+	uint64_t h = mp_hash64((uint64_t)(uintptr_t)s);
+	uint32_t i = ht_find(&t->ht, h, same_address, s, t);
+	int64_t id;
+
+	*added = false;
+	if (i != HT_NONE)
+		return t->id[i];
+	if ((id = exp_intern(&t->text, s, strlen(s), added)) < 0 ||
+	    t->n >= UINT32_MAX - 1 ||
+	    !MP_GROW(t->addr, t->aaddr, t->n + 1) ||
+	    !MP_GROW(t->id, t->aid, t->n + 1) ||
+	    ht_insert(&t->ht, h, (uint32_t)t->n))
+		return -1;
+	t->addr[t->n] = s;
+	t->id[t->n++] = (uint32_t)id;
+	return id;
+}
+
+void exp_names_release(struct exp_names *t)
+{
+	exp_interned_release(&t->text);
+	ht_release(&t->ht);
+	free(t->addr);
+	free(t->id);
+	memset(t, 0, sizeof(*t));
+}
+
 const char *exp_frame_name(struct sym_demangler *dm, const struct mp_frame *f,
 			   char **tofree)
 {

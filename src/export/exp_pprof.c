@@ -79,6 +79,7 @@ static void pb_sub(struct pb *b, unsigned field, const void *p, size_t len)
 struct pprof {
 	struct pb out;			/* the Profile message */
 	struct exp_interned strings, functions, locations, mappings;
+	struct exp_names keys;		/* names and files in locations' keys */
 	struct sym_demangler *dm;
 	bool failed;
 };
@@ -164,6 +165,46 @@ static uint64_t mapping_id(struct pprof *p, const struct mp_frame *f)
 	return (uint64_t)id + 1;
 }
 
+/* S's number among the strings of locations' keys; 0 when out of memory
+ * (P->failed set). */
+static uint64_t key_name(struct pprof *p, const char *s)
+{
+	bool added;
+	int64_t id = exp_name_id(&p->keys, s, &added);
+
+	p->failed |= id < 0;
+	return id < 0 ? 0 : (uint64_t)id;
+}
+
+/*
+ * Frame F as a location's key tells it apart: what mp_frame_string()
+ * prints of it, its strings by number (varints, each field in its place,
+ * so that the bytes of two frames are equal only when the frames are).
+ */
+static void frame_key(struct pprof *p, struct pb *key, const struct mp_frame *f)
+{
+	bool guid = f->flags & MP_FRAME_GUID;
+
+	if (mp_frame_symbolized(f)) {
+		pb_varint(key, 1);
+		pb_varint(key, key_name(p, f->function ? f->function : "??"));
+		pb_varint(key, guid);
+		pb_varint(key, guid ? 0 : key_name(p, f->file ? f->file : "??"));
+		pb_varint(key, f->line);
+		pb_varint(key, f->column);
+		pb_varint(key, guid ? 0 : f->discriminator);
+		pb_varint(key, mp_frame_inlined(f));
+	} else if (f->build_id_size) {
+		pb_varint(key, 2);
+		pb_varint(key, f->build_id_size);
+		pb_bytes(key, f->build_id, f->build_id_size);
+		pb_varint(key, f->offset);
+	} else {
+		pb_varint(key, f->flags & MP_FRAME_ADDRESS ? 3 : 4);
+		pb_varint(key, f->flags & MP_FRAME_ADDRESS ? f->address : f->offset);
+	}
+}
+
 /*
  * The location of one PC: frames F[0..N-1], innermost first, all but the
  * last inlined into the next.  pprof lists a location's lines callee
@@ -176,19 +217,10 @@ static uint64_t location_id(struct pprof *p, const struct mp_frame *f,
 	bool added;
 	int64_t id;
 
-	for (uint32_t k = 0; k < n; k++) {
-		char *s = mp_frame_string(&f[k], NULL);
-
-		if (!s) {
-			p->failed = true;
-			free(key.d);
-			return 0;
-		}
-		pb_bytes(&key, s, strlen(s));
-		pb_bytes(&key, "\x1e", 1);
-		free(s);
-	}
-	id = key.oom ? -1 : exp_intern(&p->locations, (char *)key.d, key.n, &added);
+	for (uint32_t k = 0; k < n; k++)
+		frame_key(p, &key, &f[k]);
+	id = key.oom || p->failed ? -1
+	     : exp_intern(&p->locations, (char *)key.d, key.n, &added);
 	free(key.d);
 	if (id < 0) {
 		p->failed = true;
@@ -337,6 +369,7 @@ enum mp_errcode exp_pprof_write(struct view *v, struct sym_demangler *dm,
 	exp_interned_release(&p.functions);
 	exp_interned_release(&p.locations);
 	exp_interned_release(&p.mappings);
+	exp_names_release(&p.keys);
 	return rc;
 }
 

@@ -10,6 +10,7 @@
 
 #include "check_run.h"
 #include "export/export.h"
+#include "export/exp_intern.h"
 #include "llvm/llvm.h"
 
 START_TEST(guids_are_md5_of_the_canonical_name)
@@ -420,6 +421,30 @@ START_TEST(temporal_traces_must_fit)
 }
 END_TEST
 
+/* Names by address: one number per content, whichever address it is
+ * met at; an address met again is not hashed again (its id stands). */
+START_TEST(names_by_address)
+{
+	struct exp_names t = { 0 };
+	char a[] = "std::vector<int>::push_back", b[] = "std::vector<int>::push_back";
+	bool added;
+
+	ck_assert_int_eq(exp_name_id(&t, a, &added), 0);
+	ck_assert(added);
+	ck_assert_int_eq(exp_name_id(&t, "main", &added), 1);
+	ck_assert(added);
+	ck_assert_int_eq(exp_name_id(&t, b, &added), 0);	/* a copy */
+	ck_assert(!added);
+	ck_assert_int_eq(exp_name_id(&t, a, &added), 0);
+	ck_assert(!added);
+	ck_assert_uint_eq(t.text.n, 2);
+	ck_assert_uint_eq(t.n, 3);	/* three addresses */
+	ck_assert_str_eq(t.text.keys[0], a);
+	exp_names_release(&t);
+	ck_assert_uint_eq(t.n, 0);
+}
+END_TEST
+
 START_TEST(bad_header_version)
 {
 	struct exp_llvm_opts o = { .header_version = 10, .memprof_version = 3 };
@@ -443,6 +468,7 @@ int main(void)
 	tcase_add_test(tc, layout_and_determinism);
 	tcase_add_test(tc, class_frames_keep_records_apart);
 	tcase_add_test(tc, bad_header_version);
+	tcase_add_test(tc, names_by_address);
 	tcase_add_test(tc, read_back);
 	tcase_add_test(tc, radix_stacks_read_back);
 	tcase_add_loop_test(tc, truncation_and_mutation_sweeps, 0, 4);
