@@ -202,7 +202,7 @@ esac
 
 # The same files exported: pprof keyed its locations, and the flame graph
 # its frames, on the name's bytes, hashed on every frame (scale 1: 18 and
-# 15 s, 34 GB hashed; scale 2: four times that); now on the name's
+# 15 s, 34 GB hashed; pprof at scale 2: 128 s); now on the name's
 # address, a lookup per frame (0.13 and 1.4 s, the graph's 67 MB
 # written).  The timeout only stops a regression from running on.
 res=""
