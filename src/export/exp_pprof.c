@@ -177,9 +177,9 @@ static uint64_t key_name(struct pprof *p, const char *s)
 }
 
 /*
- * Frame F as a location's key tells it apart: what mp_frame_string()
- * prints of it, its strings by number (varints, each field in its place,
- * so that the bytes of two frames are equal only when the frames are).
+ * Frame F's part of a location's key: the fields mp_frame_string() prints
+ * of it, its strings by number, as varints in a fixed order (so that two
+ * frames give the same bytes only when those fields are equal).
  */
 static void frame_key(struct pprof *p, struct pb *key, const struct mp_frame *f)
 {

@@ -276,9 +276,9 @@ enum mp_errcode view_entries_scratch(struct view *v,
 
 /*
  * C's stack for a reader that prints each context once and keeps what it
- * derives from a stack entry: an indexed context not expanded as stack
- * entries (view_entries_scratch(), *FRAMES left C->frames), any other as
- * frames (view_frames_scratch(), *ENTRIES NULL unless it walked some).
+ * derives from a stack entry: an indexed context as stack entries
+ * (view_entries_scratch(); *FRAMES is C->frames, used when it was
+ * expanded), any other as frames (view_frames_scratch(); *ENTRIES NULL).
  */
 enum mp_errcode view_stack_scratch(struct view *v,
 				   const struct view_context *c,
