@@ -405,12 +405,15 @@ void sym_get_stats(const struct sym_ctx *ctx, struct sym_stats *out);
  * free(); or NULL with *STATUS -2 when it cannot read NAME or NAME's text
  * would pass SYM_DEMANGLED_RATIO times NAME's length plus
  * SYM_DEMANGLED_SLACK bytes (nested substitutions let a few hundred
- * bytes name a type of gigabytes; the longest real names come to 20
- * times theirs: the 51k C++ names libLLVM 19 and libstdc++ export),
- * -1 when out of memory.  The work and memory are bounded by that length.
+ * bytes name a type of gigabytes; of 62k real C++ names, those libLLVM
+ * 19 and libstdc++ export and those of cppcheck and RE2, long ones come
+ * to 24 times theirs and short ones to 10, "_ZNSsD1Ev"),
+ * -1 when out of memory.  The work and memory are bounded by that
+ * length, and so the text a reader keeps of every distinct name of a
+ * file by at most 128 bytes per byte of its names (of 4 bytes or more).
  */
 #define SYM_DEMANGLED_RATIO 64
-#define SYM_DEMANGLED_SLACK 65536
+#define SYM_DEMANGLED_SLACK 256
 char *sym_demangle_alloc(const char *name, int *status);
 
 /*

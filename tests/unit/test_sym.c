@@ -1395,6 +1395,12 @@ START_TEST(demangle_bounded)
 	ck_assert(strncmp(d, "__gnu_cxx::__normal_iterator<std::tuple<llvm::"
 			  "Instruction*, ", 54) == 0);
 	free(d);
+	/* The short name that grows the most for its length (10 times). */
+	d = sym_demangle_alloc("_ZNSsD1Ev", &status);
+	ck_assert_ptr_nonnull(d);
+	ck_assert_str_eq(d, "std::basic_string<char, std::char_traits<char>, "
+			 "std::allocator<char> >::~basic_string()");
+	free(d);
 	/* Six levels: c++filt's 1048 bytes. */
 	d = sym_demangle_alloc(small, &status);
 	ck_assert_ptr_nonnull(d);
