@@ -4,9 +4,10 @@
     python3 tests/fuzz/hostile.py OUTDIR [SCALE]
 
 Each is valid by every check the readers made when it was written; what
-it attacked is the work or memory per input byte.  All four found bugs,
-fixed in 1a86d5b; the files (SCALE 1) are in tests/fuzz/corpus/ and
-guard the fixes.  SCALE (default 1) multiplies the sizes, to see the
+it attacked is the work or memory per input byte.  Each found a bug: the
+first four fixed in 1a86d5b, the others as each says.  The small ones
+(SCALE 1) are in tests/fuzz/regress/ and guard the fixes;
+tests/cli/test_limits.sh makes and reads the others.  SCALE (default 1) multiplies the sizes, to see the
 effect with `memprof-data show` at a glance.
 
 raw-shared-stack.profraw
