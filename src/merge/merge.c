@@ -1679,18 +1679,15 @@ static enum mp_errcode account(struct merge *m, const struct merge_input *in,
  */
 #define SIZED_TAIL 4
 
-struct sized_input {
-	uint64_t size;
-	size_t index;
-};
-
-static int by_size_down(const void *x, const void *y)
+/* Inputs X and Y (indices) by SIZES, largest first; ties in order. */
+static int by_size_down(const void *x, const void *y, void *sizes)
 {
-	const struct sized_input *a = x, *b = y;
+	size_t a = *(const size_t *)x, b = *(const size_t *)y;
+	const uint64_t *size = sizes;
 
-	if (a->size != b->size)
-		return a->size > b->size ? -1 : 1;
-	return a->index < b->index ? -1 : a->index > b->index;
+	if (size[a] != size[b])
+		return size[a] > size[b] ? -1 : 1;
+	return a < b ? -1 : a > b;
 }
 
 /*
@@ -1706,8 +1703,7 @@ static int by_size_down(const void *x, const void *y)
  * input.  A stat per input, a microsecond each.
  */
 static uint64_t plan_inputs(const struct merge_input *in, size_t n,
-			    unsigned workers, size_t *order,
-			    struct sized_input *sized, uint64_t *sizes)
+			    unsigned workers, size_t *order, uint64_t *sizes)
 {
 	size_t tail = workers > 1 ? (size_t)workers * SIZED_TAIL : 0;
 	size_t rest = n > workers ? n - workers : 0;	/* past the first ones */
@@ -1725,12 +1721,9 @@ static uint64_t plan_inputs(const struct merge_input *in, size_t n,
 		if (size > max)
 			max = size;
 		order[i] = i;
-		sized[i] = (struct sized_input){ size, i };
 		sizes[i] = size;
 	}
-	qsort(sized + n - tail, tail, sizeof(*sized), by_size_down);
-	for (size_t i = n - tail; i < n; i++)
-		order[i] = sized[i].index;
+	qsort_r(order + n - tail, tail, sizeof(*order), by_size_down, sizes);
 	return max;
 }
 
@@ -1743,7 +1736,6 @@ enum mp_errcode merge_run(struct merge *m, const struct merge_input *in,
 	unsigned nthreads = 0, want = m->opts.jobs;
 	enum mp_errcode rc = MP_OK;
 	bool sym_failed = false;
-	struct sized_input *sized;
 	size_t i = 0, *order;
 	uint64_t largest, *sizes;
 
@@ -1755,18 +1747,15 @@ enum mp_errcode merge_run(struct merge *m, const struct merge_input *in,
 	if (m->arenas)
 		memset(m->arenas, 0, (want + 1) * sizeof(*m->arenas));
 	p.order = order = malloc((n ? n : 1) * sizeof(*order));
-	sized = malloc((n ? n : 1) * sizeof(*sized));
 	p.size = sizes = malloc((n ? n : 1) * sizeof(*sizes));
-	if (!p.jobs || !m->arenas || !order || !sized || !sizes) {
+	if (!p.jobs || !m->arenas || !order || !sizes) {
 		free(p.jobs);
 		free(order);
-		free(sized);
 		free(sizes);
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	}
 	m->narenas = want + 1;
-	largest = plan_inputs(in, n, want, order, sized, sizes);
-	free(sized);
+	largest = plan_inputs(in, n, want, order, sizes);
 	for (i = 0; i < n; i++)
 		p.left_bytes += sizes[i];
 	if (!m->opts.read.expect)
