@@ -308,6 +308,35 @@ struct export_opts {
 };
 
 /*
+ * Say which contexts the LLVM export left out: those without a frame it
+ * keeps (debug information's function and file, in a binary given, not
+ * the runtime's), which llvm-profdata drops too.  With none left the
+ * file would be of no use to the compiler, and, as llvm-profdata, the
+ * merge fails: a stripped binary is the usual cause.
+ */
+static int llvm_kept(const struct exp_llvm *x, const struct view *v)
+{
+	uint64_t dropped = x->dropped_contexts;
+
+	if (x->nctxs == 0 && v->ncontexts > 0) {
+		cli_error(NULL, "none of the %zu context%s has a frame LLVM's "
+			  "format can hold (a function of a --binary with "
+			  "debug information: file and line); is the binary "
+			  "stripped? Give the one with DWARF, or --debug-dir "
+			  "with its debug file", v->ncontexts,
+			  v->ncontexts == 1 ? "" : "s");
+		return EXIT_ERROR;
+	}
+	if (dropped)
+		cli_note(NULL, "%" PRIu64 " of %zu context%s left out of the LLVM "
+			 "profile: no frame with debug information in a "
+			 "--binary outside the runtime (llvm-profdata leaves "
+			 "them out too)", dropped, v->ncontexts,
+			 v->ncontexts == 1 ? "" : "s");
+	return EXIT_OK;
+}
+
+/*
  * merge --format=llvm|pprof|folded|svg: the merged profile, in our format in
  * memory (with every allocator-library frame and start line, which the
  * LLVM export needs), exported through a temporary file.
@@ -348,6 +377,8 @@ static int write_export(struct merge *m, const struct export_opts *xo,
 		cli_fail(NULL, &err);
 		goto out;
 	}
+	if (xo->format == OUT_LLVM && (rc = llvm_kept(&x, &v)) != EXIT_OK)
+		goto out;
 	if (mp_outfile_open(&of, out, &err)) {
 		cli_fail(out, &err);
 		goto out;

@@ -21,7 +21,7 @@ trap 'rm -rf "$tmp"' EXIT
 ok() { echo "ok - $*"; }
 notok() { echo "not ok - $*"; }
 . tests/need.sh
-need clang++-19 llvm-profdata-19
+need clang++-19 llvm-profdata-19 objcopy
 
 SRC=$ROOT/tests/cli/src
 CF="-g -O2 -fno-omit-frame-pointer -fmemory-profile"
@@ -599,4 +599,38 @@ if [ -n "${fl:-}" ]; then
 	else
 		notok "the program's debug file, no --binary: status $rc/$rc2: $(cat err err2)"
 	fi
+fi
+# A stripped program (and library): no frame has the debug information
+# LLVM's format keeps, so the file would be empty; an error and no file,
+# as llvm-profdata-19 fails.  With the library's debug information left,
+# the contexts with no frame in it are left out, and a note counts them.
+if objcopy --strip-debug hc hc.stripped &&
+   objcopy --strip-debug libhc.so libhc.stripped.so; then
+	rm -f w.prof
+	"$MD" merge --format=llvm --no-progress -o w.prof --binary=hc.stripped \
+		--binary=libhc.stripped.so $one 2>err
+	rc=$?
+	llvm-profdata-19 merge --profiled-binary hc.stripped $one -o l.prof 2>/dev/null
+	lrc=$?
+	if [ $rc -eq 1 ] && [ ! -e w.prof ] && [ $lrc -ne 0 ] &&
+	   grep -q "none of the [0-9]* contexts has a frame LLVM's format can hold .*; is the binary stripped?" err; then
+		ok "merge --format=llvm of stripped binaries: exit 1, no file (llvm-profdata-19 fails too)"
+	else
+		notok "merge --format=llvm of stripped binaries: status $rc (llvm-profdata-19 $lrc): $(cat err)"
+	fi
+	"$MD" merge --format=llvm --no-progress -o w.prof --binary=hc.stripped \
+		--binary=libhc.so $one 2>err
+	rc=$?
+	"$MD" merge --format=llvm --no-progress -o w1.prof --binary=hc \
+		--binary=libhc.so $one 2>err1
+	total=$("$MD" show w1.prof 2>/dev/null | awk '/^  contexts:/ { print $2; exit }')
+	kept=$("$MD" show w.prof 2>/dev/null | awk '/^  contexts:/ { print $2; exit }')
+	if [ $rc -eq 0 ] && [ -n "$kept" ] && [ "$kept" -gt 0 ] && [ "$kept" -lt "$total" ] &&
+	   grep -q "note: [0-9]* of [0-9]* contexts left out of the LLVM profile: no frame with debug information" err; then
+		ok "merge --format=llvm with the program stripped, its library not: the library's contexts ($kept of $total), a note for the others"
+	else
+		notok "merge --format=llvm, program stripped: status $rc, $kept of $total contexts: $(cat err)"
+	fi
+else
+	notok "objcopy --strip-debug failed"
 fi
