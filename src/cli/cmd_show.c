@@ -184,6 +184,9 @@ int cmd_show(int argc, char **argv)
 	rc = EXIT_ERROR;
 	if (function && so.nbinaries)
 		view_set_function_names(&v, &sym);
+	/* Before the files: --function takes the contexts whose first
+	 * frame shown, past those the rules hide, is the function's. */
+	view_set_frame_rules(&v, &so.alloc, so.keep_runtime);
 	for (int i = optind; i < argc; i++) {
 		if (view_add_file(&v, argv[i], function, &err)) {
 			rc = cli_fail(argv[i], &err);
@@ -191,7 +194,6 @@ int cmd_show(int argc, char **argv)
 			goto out;
 		}
 	}
-	view_set_frame_rules(&v, &so.alloc, so.keep_runtime);
 	if (v.nraws || v.nllvm) {
 		if (view_symbolize(&v, &sym, cli_sym_stack_flags(&so), &sstats,
 				   &err)) {

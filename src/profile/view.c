@@ -724,19 +724,27 @@ struct find_fn {
  * without its parameter list ("ns::f" finds "ns::f(int)" and its
  * overloads); else a candidate for the suggestions.
  */
+/* Does QUERY name PRETTY, a demangled name, with or without its
+ * parameter list? */
+static bool names(const char *query, const char *pretty)
+{
+	size_t n = strlen(query);
+
+	return strcmp(pretty, query) == 0 ||
+	       (strncmp(pretty, query, n) == 0 && pretty[n] == '(');
+}
+
 static int find_one(void *arg, const char *name)
 {
 	struct find_fn *s = arg;
 	const char *pretty = sym_demangled(&s->dm, name);
-	size_t n = strlen(s->query);
 	unsigned d;
 
 	if (!pretty) {
 		s->nomem = true;
 		return 1;
 	}
-	if (strcmp(pretty, s->query) == 0 ||
-	    (strncmp(pretty, s->query, n) == 0 && pretty[n] == '(')) {
+	if (names(s->query, pretty)) {
 		if (!MP_GROW(s->hits, s->ahits, s->nhits + 1)) {
 			s->nomem = true;
 			return 1;
@@ -830,6 +838,119 @@ static int find_demangled(const struct idx_file *f, const char *query,
 	return r;
 }
 
+/*
+ * show prints a context from its first frame the rules do not hide
+ * (view_frame_hidden(): the allocator library's, --alloc-function's), so
+ * that a C++ context of std::__new_allocator<T>::allocate, its first
+ * frame in the file, shows the function that called it.  --function
+ * follows what is shown: besides the contexts of QUERY's own records, it
+ * takes those of records whose first frame is hidden and whose first
+ * frame shown is QUERY's.  A record's contexts all have one first
+ * function, so one context of it tells whether to walk the others.
+ */
+struct behind {
+	struct view *v;
+	struct view_input *in;
+	const struct idx_file *f;
+	const char *query;
+	struct sym_demangler dm;
+	struct ctx_add *a;
+	const char *owner;	/* the record being looked at */
+	bool hidden;		/* its first frame is */
+	bool nomem;
+};
+
+/* The first frame of stack STACK_ID that V shows, or NULL when it hides
+ * them all (then it shows them all) or is out of memory (B->nomem). */
+static const struct mp_frame *first_shown(struct behind *b, uint32_t stack_id,
+					  bool leaf_only)
+{
+	for (uint32_t node1 = stack_id + 1, entry; node1;) {
+		const struct mp_frame *fr;
+
+		node1 = idx_node_step(b->f, node1 - 1, &entry);
+		if (!(fr = entry_frame(b->v, b->in, b->f, entry))) {
+			b->nomem = true;
+			return NULL;
+		}
+		if (!view_frame_hidden(b->v, fr))
+			return fr;
+		if (leaf_only)
+			break;
+	}
+	return NULL;
+}
+
+static int peek_owner(void *arg, const struct idx_file *f,
+		      const struct idx_context *ic)
+{
+	struct behind *b = arg;
+
+	(void)f;
+	b->hidden = !first_shown(b, ic->stack_id, true) && !b->nomem;
+	return 1;
+}
+
+static int take_behind(void *arg, const struct idx_file *f,
+		       const struct idx_context *ic)
+{
+	struct behind *b = arg;
+	const struct mp_frame *fr = first_shown(b, ic->stack_id, false);
+	const char *pretty;
+
+	if (b->nomem)
+		return 1;
+	if (!fr || !fr->function)
+		return 0;
+	if (strcmp(fr->function, b->query) != 0) {
+		if (!(pretty = sym_demangled(&b->dm, fr->function))) {
+			b->nomem = true;
+			return 1;
+		}
+		if (!names(b->query, pretty))
+			return 0;
+	}
+	return add_idx_context(b->a, f, ic);
+}
+
+static int owner_behind(void *arg, const char *owner)
+{
+	struct behind *b = arg;
+	const char *pretty = sym_demangled(&b->dm, owner);
+	int r;
+
+	if (!pretty) {
+		b->nomem = true;
+		return 1;
+	}
+	/* QUERY's own records: taken already, whole. */
+	if (strcmp(owner, b->query) == 0 || names(b->query, pretty))
+		return 0;
+	b->hidden = false;
+	r = idx_find_function(b->f, owner, peek_owner, b);
+	if (b->nomem || r < 0)
+		return 1;
+	if (!b->hidden)
+		return 0;
+	r = idx_find_function(b->f, owner, take_behind, b);
+	return b->nomem || r < 0 ? 1 : r;
+}
+
+/* The scan above, of indexed file F (input IN) into A: 0, or -1 when out
+ * of memory (or as A's callbacks fail). */
+static int add_behind(struct view *v, struct view_input *in,
+		      const struct idx_file *f, const char *query,
+		      struct ctx_add *a)
+{
+	struct behind b = { .v = v, .in = in, .f = f, .query = query, .a = a };
+	int r;
+
+	sym_demangler_init(&b.dm);
+	r = idx_foreach_function(f, owner_behind, &b);
+	sym_demangler_release(&b.dm);
+	return b.nomem || r ? -1 : 0;
+}
+
 static enum mp_errcode add_indexed(struct view *v, const char *path,
 				   struct mp_buf *buf, const char *function,
 				   struct mp_err *err)
@@ -867,6 +988,14 @@ static enum mp_errcode add_indexed(struct view *v, const char *path,
 		     : idx_foreach_context(f, add_idx_context, &a);
 	if (r == -2)
 		r = find_demangled(f, function, &a, err);
+	if (function && (r == 0 || r == -2)) {
+		size_t seen = a.seen;
+
+		if (add_behind(v, vi, f, function, &a))
+			r = -1;
+		else if (r == -2 && a.seen > seen)
+			r = 0;	/* found behind the hidden frames only */
+	}
 	rc = ctx_add_end(&a, r == 0);
 	if (r == -2)
 		return MP_E_NOT_FOUND;	/* ERR says it, with suggestions */
@@ -912,10 +1041,102 @@ static int by_u64(const void *x, const void *y)
 }
 
 /*
- * The contexts of LLVM file F whose leaf is function QUERY, into A: by
- * the GUID of QUERY as a linkage name, else, given the binaries' names
- * (view_set_function_names()), by those of their functions whose
- * demangled name QUERY is, with or without parameters.
+ * --function of an LLVM file past the hidden frames, as add_behind() for
+ * ours: given the binaries' names, the records of the functions whose
+ * frames show hides, for their contexts whose first frame shown is one
+ * of WANT (sorted).  Each context is walked once, in its leaf's record.
+ */
+struct llvm_behind {
+	struct view *v;
+	uint64_t *hidden;		/* GUIDs of hidden functions, sorted */
+	size_t nhidden, ahidden;
+	const uint64_t *want;
+	size_t nwant;
+	struct ctx_add *a;
+	bool nomem;
+};
+
+static bool has_guid(const uint64_t *set, size_t n, uint64_t guid)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (set[mid] < guid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && set[lo] == guid;
+}
+
+/* sym_foreach_function()'s callback: NAME's GUID if show hides it. */
+static void hidden_guid(void *arg, const char *name)
+{
+	struct llvm_behind *b = arg;
+
+	if (b->nomem ||
+	    !((!b->v->keep_runtime && sym_is_alloc_library(name)) ||
+	      sym_alloc_match(b->v->alloc, name)))
+		return;
+	if (!MP_GROW(b->hidden, b->ahidden, b->nhidden + 1)) {
+		b->nomem = true;
+		return;
+	}
+	b->hidden[b->nhidden++] = llvm_guid(name);
+}
+
+static enum mp_errcode take_llvm_behind(void *arg,
+					const struct llvm_context *lc,
+					struct mp_err *err)
+{
+	struct llvm_behind *b = arg;
+	uint32_t k = 0;
+
+	while (k < lc->n && has_guid(b->hidden, b->nhidden, lc->frames[k].guid))
+		k++;
+	if (k == lc->n || !has_guid(b->want, b->nwant, lc->frames[k].guid))
+		return MP_OK;
+	return add_llvm_context(b->a, lc, err);
+}
+
+static enum mp_errcode add_llvm_behind(struct view *v,
+				       const struct llvm_file *f,
+				       const uint64_t *want, size_t nwant,
+				       struct ctx_add *a, struct mp_err *err)
+{
+	struct llvm_behind b = { .v = v, .want = want, .nwant = nwant, .a = a };
+	enum mp_errcode rc = sym_foreach_function(v->names, hidden_guid, &b,
+						  err);
+
+	if (!rc && b.nomem)
+		rc = mp_fail(err, MP_E_NOMEM, NULL);
+	if (!rc && b.nhidden)
+		qsort(b.hidden, b.nhidden, sizeof(*b.hidden), by_u64);
+	for (size_t i = 0; !rc && i < b.nhidden; i++) {
+		/* WANT's own records are taken already, whole. */
+		if ((i && b.hidden[i] == b.hidden[i - 1]) ||
+		    has_guid(want, nwant, b.hidden[i]))
+			continue;
+		rc = llvm_function_contexts(f, b.hidden[i], take_llvm_behind,
+					    &b, err);
+		if (rc == MP_E_NOT_FOUND)
+			rc = MP_OK;
+	}
+	free(b.hidden);
+	return rc;
+}
+
+/*
+ * The contexts of LLVM file F whose first frame shown is function QUERY,
+ * into A: by the GUID of QUERY as a linkage name, else, given the
+ * binaries' names (view_set_function_names()), by those of their
+ * functions whose demangled name QUERY is, with or without parameters;
+ * and, given the names, those past hidden frames (add_llvm_behind()).
+ * An LLVM file has a record for every function of its stacks, its calls
+ * too: one that gives no context is as much an error as no record, as in
+ * our files.
  */
 static enum mp_errcode add_llvm_function(struct view *v,
 					 const struct llvm_file *f,
@@ -924,49 +1145,71 @@ static enum mp_errcode add_llvm_function(struct view *v,
 {
 	struct find_fn s = { .query = query };
 	enum mp_errcode rc;
-	uint64_t *guids = NULL;
-	size_t n = 0, found = 0;
+	uint64_t *guids = NULL, linkage = llvm_guid(query);
+	const uint64_t *want = &linkage;	/* QUERY's GUIDs, sorted */
+	size_t n = 0, nwant = 1, found = 0, seen = a->seen;
 	char hint[1024] = "";
 
-	rc = llvm_function_contexts(f, llvm_guid(query), add_llvm_context, a,
-				    err);
-	if (rc != MP_E_NOT_FOUND)
-		return rc;
-	if (!v->names)
-		return mp_fail(err, rc, "no function '%s' in the profile (an "
-			       "LLVM file knows a function by the MD5 of its "
-			       "linkage name: give that name, as nm prints it, "
-			       "or --binary to find it by its demangled name)",
-			       query);
 	sym_demangler_init(&s.dm);
-	rc = sym_foreach_function(v->names, find_one_of, &s, err);
-	if (!rc && (s.nomem ||
-		    (s.nhits && !(guids = malloc(s.nhits * sizeof(*guids))))))
-		rc = mp_fail(err, MP_E_NOMEM, NULL);
-	/* A name may come more than once, and overloads share no GUID. */
-	for (size_t i = 0; !rc && i < s.nhits; i++)
-		guids[n++] = llvm_guid(s.hits[i]);
-	if (n)
-		qsort(guids, n, sizeof(*guids), by_u64);
-	for (size_t i = 0; !rc && i < n; i++) {
-		if (i && guids[i] == guids[i - 1])
-			continue;
-		rc = llvm_function_contexts(f, guids[i], add_llvm_context, a,
-					    err);
-		if (rc == MP_OK)
-			found++;
-		else if (rc == MP_E_NOT_FOUND)
-			rc = MP_OK;
+	rc = llvm_function_contexts(f, linkage, add_llvm_context, a, err);
+	if (rc == MP_OK) {
+		found = 1;
+	} else if (rc != MP_E_NOT_FOUND) {
+		goto out;
+	} else if (!v->names) {
+		rc = mp_fail(err, rc, "no function '%s' in the profile (an "
+			     "LLVM file knows a function by the MD5 of its "
+			     "linkage name: give that name, as nm prints it, or "
+			     "--binary to find it by its demangled name)", query);
+		goto out;
+	} else if (!(rc = sym_foreach_function(v->names, find_one_of, &s,
+					       err))) {
+		if (s.nomem || (s.nhits && !(guids = malloc(s.nhits *
+							    sizeof(*guids)))))
+			rc = mp_fail(err, MP_E_NOMEM, NULL);
+		/* A name may come more than once, and overloads share no
+		 * GUID: the distinct ones, sorted. */
+		for (size_t i = 0; !rc && i < s.nhits; i++)
+			guids[n++] = llvm_guid(s.hits[i]);
+		if (n)
+			qsort(guids, n, sizeof(*guids), by_u64);
+		for (size_t i = 1, k = n ? 1 : 0; i <= n; i++) {
+			if (i == n)
+				n = k;
+			else if (guids[i] != guids[k - 1])
+				guids[k++] = guids[i];
+		}
+		for (size_t i = 0; !rc && i < n; i++) {
+			rc = llvm_function_contexts(f, guids[i], add_llvm_context,
+						    a, err);
+			if (rc == MP_OK)
+				found++;
+			else if (rc == MP_E_NOT_FOUND)
+				rc = MP_OK;
+		}
+		want = guids;
+		nwant = n;
 	}
-	if (!rc && !found) {
-		if (!s.nhits)
-			near_hint(&s, hint, sizeof(hint));
-		rc = mp_fail(err, MP_E_NOT_FOUND, "no function '%s' in the "
-			     "profile, by linkage name or by the demangled names "
-			     "of the binaries' functions%s%s", query,
-			     s.nhits ? " (the binaries have it, the profile "
-				       "has no record of it)" : "", hint);
+	if (!rc && v->names)
+		rc = add_llvm_behind(v, f, want, nwant, a, err);
+	if (!rc && a->seen == seen) {
+		if (found)
+			rc = mp_fail(err, MP_E_NOT_FOUND, "no context allocated "
+				     "in function '%s': the profile has only "
+				     "calls through it", query);
+		else {
+			if (!s.nhits)
+				near_hint(&s, hint, sizeof(hint));
+			rc = mp_fail(err, MP_E_NOT_FOUND, "no function '%s' in "
+				     "the profile, by linkage name or by the "
+				     "demangled names of the binaries' "
+				     "functions%s%s", query,
+				     s.nhits ? " (the binaries have it, the "
+					       "profile has no record of it)"
+					     : "", hint);
+		}
 	}
+out:
 	free(guids);
 	free(s.hits);
 	sym_demangler_release(&s.dm);

@@ -161,6 +161,27 @@ if [ "$a$b$c" = 111 ] && [ $r = 1 ] &&
 else
 	notok "show --function: $a $b $c, exit $r, $(cat err)"
 fi
+# --function follows the first frame show prints: vector<int>'s context
+# starts, in the file, at std::__new_allocator<int>::allocate, which show
+# hides (allocator library) unless --keep-runtime; its first frame shown
+# is _Vector_base<int>::_M_allocate.  The same of the LLVM export, whose
+# frames --binary names.  A hidden function asked for by name keeps its
+# own contexts.
+vb='std::_Vector_base<int, std::allocator<int> >::_M_allocate'
+na='std::__new_allocator<int>::allocate'
+"$MD" merge --no-progress --format=llvm -o cx.llvm --binary="$FX/cxx.pie" "$FX/cxx.v4.profraw" 2>/dev/null
+nl() { "$MD" show --format=json --binary="$FX/cxx.pie" "$@" cx.llvm 2>err |
+	python3 -c 'import json, sys; print(len(json.load(sys.stdin)["contexts"]))' 2>/dev/null; }
+a=$(n "$vb") b=$(n "$na") c=$(nl --function="$vb") d=$(nl --function="$na")
+e=$(nl --keep-runtime --function="$na")
+"$MD" show --keep-runtime --function="$vb" cx.memprof >/dev/null 2>err; r=$?
+"$MD" show --binary="$FX/cxx.pie" --function=main cx.llvm >/dev/null 2>err2; r2=$?
+if [ "$a$b$c$d$e" = 11111 ] && [ $r = 1 ] && [ $r2 = 1 ] &&
+   grep -q "no context allocated in function 'main': the profile has only calls through it" err2; then
+	ok "show --function: the contexts whose first frame shown is the function's, past the allocator library's (ours and LLVM's); a caller only is an error"
+else
+	notok "show --function past hidden frames: $a $b $c $d $e, exit $r $r2, $(cat err err2)"
+fi
 
 # Issue 17, item 5: show --frame-table: each distinct frame once, contexts
 # as indices, the same frames once expanded; --max-frames applies too.
