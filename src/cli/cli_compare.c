@@ -247,6 +247,30 @@ static int keep_metrics(struct report_diff_opts *d, enum mib_field *metrics,
 }
 
 /*
+ * The same for overlap's fields: one that an input does not keep is left
+ * out, with a note, where its measure would read as no agreement at all.
+ */
+static void keep_overlap_fields(struct report_cmp_opts *o,
+				enum mib_field *fields,
+				struct view *const sides[2])
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < report_noverlap_fields; k++) {
+		enum mib_field f = report_overlap_fields[k];
+		const char *path = lacking(sides, f);
+
+		if (path)
+			cli_note(path, "keeps no %s (its MIB schema lacks it): "
+				 "left out of the overlap", mib_fields[f].name);
+		else
+			fields[n++] = f;
+	}
+	o->fields = fields;
+	o->nfields = n;
+}
+
+/*
  * Everything after option parsing, for both commands: load, match, emit.
  * DIFF is NULL for overlap.
  */
@@ -285,6 +309,8 @@ int cmp_cli_run(struct cmp_cli *co, const struct cli_command *cmd,
 	    (rc = load_sides(sides, paths, &sym, &co->so, svg, e)) ||
 	    (diff && (rc = keep_metrics(diff, metrics, sides))))
 		goto out;
+	if (!diff)
+		keep_overlap_fields(&co->ro, metrics, sides);
 	rc = EXIT_ERROR;
 	if (cmp_build(&c, &base, &test, co->ro.match, &err)) {
 		cli_fail(NULL, &err);

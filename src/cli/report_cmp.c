@@ -8,11 +8,11 @@
 
 #include "report.h"
 
-/* The fields overlap measures. */
-static const enum mib_field overlap_fields[] = {
+const enum mib_field report_overlap_fields[] = {
 	MIB_AllocCount, MIB_TotalSize, MIB_TotalAccessCount, MIB_TotalLifetime,
 };
-#define NOVERLAP (sizeof(overlap_fields) / sizeof(overlap_fields[0]))
+const size_t report_noverlap_fields =
+	sizeof(report_overlap_fields) / sizeof(report_overlap_fields[0]);
 
 static double share(uint64_t part, uint64_t whole)
 {
@@ -273,19 +273,23 @@ static size_t emit_hot_cold(struct emit *e, const struct cmp *c,
 	return h.flips;
 }
 
-static void emit_overlaps(struct emit *e, const struct cmp *c, long fn)
+static void emit_overlaps(struct emit *e, const struct cmp *c,
+			  const struct report_cmp_opts *o, long fn)
 {
-	char display[512];
+	const enum mib_field *fields = o->fields ? o->fields
+						 : report_overlap_fields;
+	size_t nf = o->fields ? o->nfields : report_noverlap_fields;
+	char display[512] = "";
 	int n = 0;
 
-	for (size_t k = 0; k < NOVERLAP; k++)
+	for (size_t k = 0; k < nf; k++)
 		n += snprintf(display + n, sizeof(display) - (size_t)n, "%s%s %.6f",
-			      k ? ", " : "", mib_fields[overlap_fields[k]].name,
-			      cmp_overlap(c, overlap_fields[k], fn));
+			      k ? ", " : "", mib_fields[fields[k]].name,
+			      cmp_overlap(c, fields[k], fn));
 	emit_row(e, "overlap", display);
-	for (size_t k = 0; k < NOVERLAP; k++)
-		emit_f64(e, mib_fields[overlap_fields[k]].name,
-			 cmp_overlap(c, overlap_fields[k], fn), 6);
+	for (size_t k = 0; k < nf; k++)
+		emit_f64(e, mib_fields[fields[k]].name,
+			 cmp_overlap(c, fields[k], fn), 6);
 	emit_end(e);
 }
 
@@ -303,7 +307,7 @@ bool report_overlap(struct emit *e, const struct cmp *c,
 	emit_object(e, NULL);
 	emit_header(e, "memprof-data/overlap/1", o);
 	emit_matching(e, c);
-	emit_overlaps(e, c, -1);
+	emit_overlaps(e, c, o, -1);
 	if (emit_hot_cold(e, c, o) == SIZE_MAX) {
 		free(fns);
 		return false;
@@ -324,7 +328,7 @@ bool report_overlap(struct emit *e, const struct cmp *c,
 			 share(s[0], c->total[0][MIB_TotalSize]), 6);
 		emit_f64(e, "test_TotalSize_share",
 			 share(s[1], c->total[1][MIB_TotalSize]), 6);
-		emit_overlaps(e, c, fns[i]);
+		emit_overlaps(e, c, o, fns[i]);
 		emit_end(e);
 	}
 	emit_end(e);

@@ -20,7 +20,16 @@ struct report_cmp_opts {
 	const char *function;	/* only this function, or NULL */
 	size_t top;		/* rows listed; 0 = all */
 	struct sym_demangler *demangler;	/* NULL: linkage names */
+	/* The fields overlap measures, in order; NULL: the four it knows
+	 * (report_overlap_fields). */
+	const enum mib_field *fields;
+	size_t nfields;
 };
+
+/* What overlap measures unless told otherwise: AllocCount, TotalSize,
+ * TotalAccessCount, TotalLifetime. */
+extern const enum mib_field report_overlap_fields[];
+extern const size_t report_noverlap_fields;
 
 /* Emit the overlap document; false when out of memory. */
 bool report_overlap(struct emit *e, const struct cmp *c,
