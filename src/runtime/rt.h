@@ -52,7 +52,9 @@
 #define RT_NCLASS 40		/* small size classes */
 #define RT_SMALL_MAX 131072u	/* largest small block (header included) */
 #define RT_MAX_REQUEST ((size_t)PTRDIFF_MAX - (1u << 20))
-#define RT_MAX_FRAMES 128	/* bound of malloc_context_size */
+/* Bound of malloc_context_size: compiler-rt's (kStackTraceMax, which it
+ * CHECKs the option against). */
+#define RT_MAX_FRAMES 255
 
 /* ------------------------------------------------------------ locks */
 

@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-_Static_assert(RT_MAX_FRAMES == 128, "the messages below say 128");
+_Static_assert(RT_MAX_FRAMES == 255, "the messages below say 255");
 
 struct rt_opts memprof_rt_opts = {
 	.dump_at_exit = 1,
@@ -116,7 +116,7 @@ void memprof_rt_parse_options(const char *s, const char *origin)
 				memprof_rt_opts.max_frames = 1;
 			} else if (n > RT_MAX_FRAMES) {
 				bad_value(origin, name, nl, val, vl, "more than the "
-					  "runtime keeps (128); using 128");
+					  "runtime keeps (255, as compiler-rt); using 255");
 				memprof_rt_opts.max_frames = RT_MAX_FRAMES;
 			} else {
 				memprof_rt_opts.max_frames = n;

@@ -92,6 +92,9 @@ build known_nofp gcc -g -O2 -fomit-frame-pointer -fno-optimize-sibling-calls \
 build known.o clang-19 $CF -fmemory-profile -c -o "$T/known.o" "$SRC/known.c"
 build known_a clang-19 -o "$T/known_a" "$T/known.o" "$LIB" $LF
 build known_crt clang-19 -fmemory-profile -o "$T/known_crt" "$T/known.o" $LF
+build deep.o clang-19 $CF -fmemory-profile -c -o "$T/deep.o" "$SRC/deep.c"
+build deep_a clang-19 -o "$T/deep_a" "$T/deep.o" "$LIB" $LF
+build deep_crt clang-19 -fmemory-profile -o "$T/deep_crt" "$T/deep.o" $LF
 # Compile with -fmemory-profile, link without it: with it, clang would also
 # link compiler-rt's runtime, whose malloc would win.
 build known_cb.o clang-19 $CF -fmemory-profile -mllvm -memprof-use-callbacks \
@@ -546,6 +549,28 @@ z=$(ls "$T"/hostile.pd/z.[0-9]* 2>/dev/null | head -n 1)
 check "malloc_context_size=0: one line on stderr, 1 frame kept, llvm-profdata-19 reads the profile" \
 	sh -c "grep -q 'malloc_context_size=0: at least 1 frame' '$T/hostile.pd/z.err' &&
 	       [ -n '$z' ] && llvm-profdata-19 show --memory --profiled-binary '$T/hostile' '$z' >/dev/null"
+# malloc_context_size=255, compiler-rt's bound: a stack 300 calls deep
+# keeps 254 of the program's frames under both runtimes (compiler-rt's
+# 255th is its own interceptor's); past 255, ours says so and keeps 255.
+for r in a crt; do
+	MEMPROF_OPTIONS="log_path=$T/deep_$r:malloc_context_size=255" "$T/deep_$r" 2>"$T/deep_$r.err"
+	"$MD" show --format=json --binary="$T/deep_$r" "$T"/deep_$r.[0-9]* >"$T/deep_$r.json" 2>/dev/null
+done
+MEMPROF_OPTIONS="log_path=$T/deep_big:malloc_context_size=1000" "$T/deep_a" 2>"$T/deep_big.err"
+"$MD" show --format=json --binary="$T/deep_a" "$T"/deep_big.[0-9]* >"$T/deep_big.json" 2>/dev/null
+check "malloc_context_size=255: 254 frames of a stack 300 deep, as compiler-rt keeps; 1000 is said and kept at 255" \
+	python3 - "$T/deep_a.json" "$T/deep_crt.json" "$T/deep_big.json" "$T/deep_big.err" <<'PY'
+import json, sys
+def stack(path):
+    d = json.load(open(path))
+    c = [c for c in d["contexts"] if c["frames"] and c["frames"][0]["function"] == "deep_site"]
+    assert len(c) == 1, (path, len(c))
+    return [f["function"] for f in c[0]["frames"]]
+a, crt, big = (stack(p) for p in sys.argv[1:4])
+assert a == ["deep_site"] + ["descend"] * 253, (len(a), a[:3])
+assert crt == a and big == a, (len(crt), len(big))
+assert "more than the runtime keeps (255, as compiler-rt); using 255" in open(sys.argv[4]).read()
+PY
 
 # ------------------------------------------------------------------ valgrind
 if command -v valgrind >/dev/null 2>&1; then
