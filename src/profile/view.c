@@ -719,11 +719,6 @@ struct find_fn {
 	bool nomem;
 };
 
-/*
- * One function of the file: a hit if its demangled name is QUERY, with or
- * without its parameter list ("ns::f" finds "ns::f(int)" and its
- * overloads); else a candidate for the suggestions.
- */
 /* Does QUERY name PRETTY, a demangled name, with or without its
  * parameter list? */
 static bool names(const char *query, const char *pretty)
@@ -734,6 +729,11 @@ static bool names(const char *query, const char *pretty)
 	       (strncmp(pretty, query, n) == 0 && pretty[n] == '(');
 }
 
+/*
+ * One function of the file: a hit if its demangled name is QUERY, with or
+ * without its parameter list ("ns::f" finds "ns::f(int)" and its
+ * overloads); else a candidate for the suggestions.
+ */
 static int find_one(void *arg, const char *name)
 {
 	struct find_fn *s = arg;
@@ -855,8 +855,7 @@ struct behind {
 	const char *query;
 	struct sym_demangler dm;
 	struct ctx_add *a;
-	const char *owner;	/* the record being looked at */
-	bool hidden;		/* its first frame is */
+	bool hidden;		/* the first frame of the record looked at is */
 	bool nomem;
 };
 
@@ -1147,7 +1146,7 @@ static enum mp_errcode add_llvm_function(struct view *v,
 	enum mp_errcode rc;
 	uint64_t *guids = NULL, linkage = llvm_guid(query);
 	const uint64_t *want = &linkage;	/* QUERY's GUIDs, sorted */
-	size_t n = 0, nwant = 1, found = 0, seen = a->seen;
+	size_t n = 0, distinct = 0, nwant = 1, found = 0, seen = a->seen;
 	char hint[1024] = "";
 
 	sym_demangler_init(&s.dm);
@@ -1173,12 +1172,10 @@ static enum mp_errcode add_llvm_function(struct view *v,
 			guids[n++] = llvm_guid(s.hits[i]);
 		if (n)
 			qsort(guids, n, sizeof(*guids), by_u64);
-		for (size_t i = 1, k = n ? 1 : 0; i <= n; i++) {
-			if (i == n)
-				n = k;
-			else if (guids[i] != guids[k - 1])
-				guids[k++] = guids[i];
-		}
+		for (size_t i = 0; i < n; i++)
+			if (!distinct || guids[i] != guids[distinct - 1])
+				guids[distinct++] = guids[i];
+		n = distinct;
 		for (size_t i = 0; !rc && i < n; i++) {
 			rc = llvm_function_contexts(f, guids[i], add_llvm_context,
 						    a, err);
@@ -1190,7 +1187,7 @@ static enum mp_errcode add_llvm_function(struct view *v,
 		want = guids;
 		nwant = n;
 	}
-	if (!rc && v->names)
+	if (!rc && v->names && nwant)
 		rc = add_llvm_behind(v, f, want, nwant, a, err);
 	if (!rc && a->seen == seen) {
 		if (found)
