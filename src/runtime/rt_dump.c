@@ -383,6 +383,26 @@ static int copy_from(int fd, const char *path)
 	return ret;
 }
 
+/*
+ * Create the directories of PATH that do not exist (0755 less the umask),
+ * as compiler-rt does for its log_path: a profile asked for under a
+ * directory nobody made is written, not lost.  A failure is left to the
+ * open that follows, which says why.
+ */
+static void make_dirs(char *path)
+{
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+			*p = '/';
+			return;
+		}
+		*p = '/';
+	}
+}
+
 static int write_profile(const char *path, const struct rt_buf *parts, int nparts)
 {
 	char tmp[sizeof(last_path) + 16];
@@ -410,6 +430,11 @@ static int write_profile(const char *path, const struct rt_buf *parts, int npart
 	memcpy(tmp, path, len);
 	memcpy(tmp + len, ".tmp.XXXXXX", sizeof(".tmp.XXXXXX"));
 	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		make_dirs(tmp);
+		memcpy(tmp + len, ".tmp.XXXXXX", sizeof(".tmp.XXXXXX"));
+		fd = mkostemp(tmp, O_CLOEXEC);
+	}
 	if (fd < 0)
 		return -1;
 	if (have_last && strcmp(last_path, path) == 0 && copy_from(fd, path) < 0)

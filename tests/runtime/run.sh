@@ -549,6 +549,12 @@ z=$(ls "$T"/hostile.pd/z.[0-9]* 2>/dev/null | head -n 1)
 check "malloc_context_size=0: one line on stderr, 1 frame kept, llvm-profdata-19 reads the profile" \
 	sh -c "grep -q 'malloc_context_size=0: at least 1 frame' '$T/hostile.pd/z.err' &&
 	       [ -n '$z' ] && llvm-profdata-19 show --memory --profiled-binary '$T/hostile' '$z' >/dev/null"
+# A log_path under directories that do not exist: made, as compiler-rt
+# makes them, and the profile written there.
+rm -rf "${T:?}/nodir"
+MEMPROF_OPTIONS="log_path=$T/nodir/a/b/p" "$T/deep_a" 2>"$T/nodir.err"
+check "log_path under missing directories: they are made, the profile written" \
+	sh -c "ls '$T'/nodir/a/b/p.[0-9]* >/dev/null && [ ! -s '$T/nodir.err' ]"
 # malloc_context_size=255, compiler-rt's bound: a stack 300 calls deep
 # keeps 254 of the program's frames under both runtimes (compiler-rt's
 # 255th is its own interceptor's); past 255, ours says so and keeps 255.
