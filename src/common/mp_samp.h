@@ -87,7 +87,9 @@ bool mp_samp_fold_arena(struct mp_arena *arena, struct mp_samp **list,
  * Fields that are not estimated, and exact contexts, get [v, v].
  *
  * Many samples: estimate +- 1.96 sd, the variance summed over entries,
- * the lower end raised to what was observed.  Few: per entry, the seed's
+ * the lower end raised to what was observed (at least the bytes past the
+ * sampled ones, and n objects of at least M's minimum, one of its
+ * maximum: M must be folded, mib_fold(), not summed).  Few: per entry, the seed's
  * negative-binomial interval of the bytes, [NB(0.025; n) + u,
  * NB(0.975; n) + u], turned into field F's by the ratio of its estimate
  * to the bytes' (exact for a context of one size and for the count),

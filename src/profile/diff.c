@@ -262,11 +262,17 @@ enum mp_errcode cmp_rows(const struct cmp *c, bool by_function,
 			r->v[1] = x->mib[1]->v;
 		}
 		for (int s = 0; s < 2; s++) {
+			struct mp_mib *sum = &sums[2 * x->function + s];
+
 			if (!x->present[s])
 				continue;
+			/* A function's MIB: its contexts' folded (minima
+			 * stay minima). */
+			if (by_function && r->present[s])
+				mib_fold(sum, x->mib[s]);
+			else if (by_function)
+				*sum = *x->mib[s];
 			r->present[s] = true;
-			for (int f = 0; by_function && f < MIB__COUNT; f++)
-				sums[2 * x->function + s].v[f] += x->mib[s]->v[f];
 		}
 	}
 	/* Each row's share of the pool, then the folds. */

@@ -51,15 +51,17 @@ void view_keep_top(struct view *v, enum mib_field key, size_t n)
 }
 
 /*
- * Count C, just added, in V's totals: one more context, its MIB added
- * field by field (a sum stops at 2^64 - 1), its sample entries folded.
- * False when out of memory.
+ * Count C, just added, in V's totals: one more context, its MIB folded in
+ * (sums add, stopping at 2^64 - 1; minima and maxima stay minima and
+ * maxima, which the intervals of sampled sums stand on), its sample
+ * entries folded.  False when out of memory.
  */
 static bool count_context(struct view *v, const struct view_context *c)
 {
-	for (int f = 0; f < MIB__COUNT; f++)
-		if (__builtin_add_overflow(v->sums.v[f], c->mib.v[f], &v->sums.v[f]))
-			v->sums.v[f] = UINT64_MAX;
+	if (v->nall)
+		mib_fold(&v->sums, &c->mib);
+	else
+		v->sums = c->mib;
 	v->nall++;
 	if (!c->nsamp)
 		return true;

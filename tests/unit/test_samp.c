@@ -128,6 +128,38 @@ START_TEST(exact_part_is_added_to_both_ends)
 }
 END_TEST
 
+/*
+ * What was recorded is certain: N sampled objects of at least the MIB's
+ * minimum, one of its maximum.  One object of 32 KiB sampled at 4 KiB
+ * (the helper's xmllint run) had a lower end of 31067 bytes.
+ */
+START_TEST(recorded_objects_bound_the_lower_end)
+{
+	struct mp_mib m = { { 0 } };
+	struct mp_samp s = entry(4096, 1, 20000, 32768, 4e8, 32768);
+	double lo, hi;
+
+	mp_samp_set(&s, mp_samp_index(MIB_TotalAccessCount), 18994, 1e8);
+	m.v[MIB_AllocCount] = 1;
+	m.v[MIB_TotalSize] = m.v[MIB_MinSize] = m.v[MIB_MaxSize] = 32768;
+	m.v[MIB_TotalAccessCount] = 18994;
+	m.v[MIB_MinAccessCount] = m.v[MIB_MaxAccessCount] = 18994;
+	mp_samp_ci95(&m, &s, 1, MIB_TotalSize, &lo, &hi);
+	ck_assert(lo == 32768 && hi > lo);
+	mp_samp_ci95(&m, &s, 1, MIB_TotalAccessCount, &lo, &hi);
+	ck_assert(lo == 18994 && hi > lo);
+	/* Thirty objects of at least 1000 bytes, a wide normal interval. */
+	s = entry(4096, 30, 10000, 40000, 1e9, 1333);
+	m.v[MIB_AllocCount] = 30;
+	m.v[MIB_TotalSize] = 40000;
+	m.v[MIB_MinSize] = 1000;
+	m.v[MIB_MaxSize] = 5000;
+	mp_samp_ci95(&m, &s, 1, MIB_TotalSize, &lo, &hi);
+	ck_assert(lo == 30000);
+	ck_assert_double_eq_tol(hi, 40000 + 1.96 * sqrt(1e9), 1);
+}
+END_TEST
+
 /* Fixed-point sums: any order of folding gives the same bits. */
 START_TEST(folding_order_does_not_matter)
 {
@@ -187,6 +219,7 @@ int main(void)
 	tcase_add_test(tc, normal_interval_from_twenty_samples);
 	tcase_add_test(tc, negative_binomial_interval_matches_the_seed);
 	tcase_add_test(tc, exact_part_is_added_to_both_ends);
+	tcase_add_test(tc, recorded_objects_bound_the_lower_end);
 	tcase_add_test(tc, pair_counts_take_the_count_bound);
 	tcase_add_test(tc, folding_order_does_not_matter);
 	tcase_add_test(tc, file_round_trip_is_stable);
