@@ -139,8 +139,9 @@ struct view {
 	 * the stack without it. */
 	bool class_frames;
 	/* Every context added, kept or not (view_keep_top()): how many,
-	 * their MIBs summed field by field (stopping at 2^64 - 1), and
-	 * their sample entries folded by interval, in the order added. */
+	 * their MIBs folded (mib_fold(): sums stop at 2^64 - 1, minima and
+	 * maxima stay so), and their sample entries folded by interval, in
+	 * the order added. */
 	size_t nall;
 	struct mp_mib sums;
 	struct mp_samp *samp;
