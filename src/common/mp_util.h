@@ -101,6 +101,25 @@ static inline bool mp_in_bounds(uint64_t off, uint64_t len, uint64_t size)
 	return off <= size && len <= size - off;
 }
 
+/* The place of V in A[0..N-1], sorted: the first element not below it
+ * (N if none); *AT is it, and the result whether A has V there. */
+static inline bool mp_u64_find(const uint64_t *a, size_t n, uint64_t v,
+			       size_t *at)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (a[mid] < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*at = lo;
+	return lo < n && a[lo] == v;
+}
+
 /*
  * A bump arena: many small allocations released together.  Blocks come
  * from malloc (this is tool code, not the runtime).  mp_arena_alloc returns

@@ -886,18 +886,11 @@ static void radix_sort(struct rec_ent *e, struct rec_ent *tmp, size_t n)
 static bool guid_rank(const uint64_t *guids, size_t n, uint64_t guid,
 		      uint64_t *rank)
 {
-	size_t lo = 0, hi = n;
+	size_t at;
+	bool found = mp_u64_find(guids, n, guid, &at);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (guids[mid] < guid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*rank = lo;
-	return lo < n && guids[lo] == guid;
+	*rank = at;
+	return found;
 }
 
 /*

@@ -1059,17 +1059,9 @@ struct llvm_behind {
 
 static bool has_guid(const uint64_t *set, size_t n, uint64_t guid)
 {
-	size_t lo = 0, hi = n;
+	size_t at;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (set[mid] < guid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < n && set[lo] == guid;
+	return mp_u64_find(set, n, guid, &at);
 }
 
 /* sym_foreach_function()'s callback: NAME's GUID if show hides it. */
