@@ -434,8 +434,11 @@ static void emit_stats(struct emit *e, const struct view *v)
 		emit_f64(e, "bytes_per_context",
 			 st.contexts ? (double)st.size / (double)st.contexts : 0, 1);
 		emit_object(e, "section_bytes");
-		for (int s = 1; s < 9; s++)
-			emit_u64(e, idx_section_names[s], st.section_size[s]);
+		/* Section 9, the classes' thresholds, only where there is one. */
+		for (int s = 1; s < 10; s++)
+			if (s < 9 || st.section_size[s])
+				emit_u64(e, idx_section_names[s],
+					 st.section_size[s]);
 		emit_end(e);
 		emit_end(e);
 	}

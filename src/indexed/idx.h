@@ -126,6 +126,8 @@ struct idx_builder {
 	size_t anode_ctx;
 	uint64_t inputs;
 	unsigned write_jobs;		/* threads the write may use */
+	bool classes;			/* idx_builder_set_classes() */
+	struct mib_thresholds thresholds;
 };
 
 void idx_builder_init(struct idx_builder *b);
@@ -224,6 +226,13 @@ void idx_builder_stats(const struct idx_builder *b, struct idx_stats *out);
  * are then encoded in parts at once.  The bytes are the same.
  */
 void idx_builder_set_jobs(struct idx_builder *b, unsigned n);
+/*
+ * Say that B's records of one stack are kept apart by allocation class
+ * under thresholds T (merge --keep-types): the file records T, for a
+ * later merge of it to check its own against.
+ */
+void idx_builder_set_classes(struct idx_builder *b,
+			     const struct mib_thresholds *t);
 /* Write the indexed profile to OUT. */
 enum mp_errcode idx_builder_write(struct idx_builder *b, FILE *out,
 				  struct mp_err *err);
@@ -281,8 +290,12 @@ struct idx_file {
 	unsigned version;		/* 9, 10 or 11 */
 	const unsigned char *data;
 	size_t size;
-	const unsigned char *sec[9];	/* by section id; [0] unused */
-	size_t sec_size[9];
+	const unsigned char *sec[10];	/* by section id; [0] unused */
+	size_t sec_size[10];
+	/* Records kept apart by allocation class under these thresholds
+	 * (merge --keep-types), when CLASSES. */
+	bool classes;
+	struct mib_thresholds thresholds;
 	uint32_t npaths, nframes, ntrie, nschema;
 	uint32_t trie_size;
 	uint64_t ncontexts, nfunctions, ninputs;
@@ -426,11 +439,11 @@ bool idx_stack_next(struct idx_stack_iter *it, struct mp_frame *out,
 
 /* Bytes per section and table counts, for --stats. */
 struct idx_file_stats {
-	uint64_t size, section_size[9];
+	uint64_t size, section_size[10];
 	uint64_t strings, paths, frames, trie_nodes, contexts, functions,
 		 buckets, inputs;
 };
 void idx_file_stats(const struct idx_file *f, struct idx_file_stats *out);
-extern const char *const idx_section_names[9];
+extern const char *const idx_section_names[10];
 
 #endif /* IDX_H */

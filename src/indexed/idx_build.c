@@ -277,6 +277,13 @@ void idx_builder_set_jobs(struct idx_builder *b, unsigned n)
 	b->write_jobs = n;
 }
 
+void idx_builder_set_classes(struct idx_builder *b,
+			     const struct mib_thresholds *t)
+{
+	b->classes = true;
+	b->thresholds = *t;
+}
+
 void idx_builder_count_inputs(struct idx_builder *b, uint64_t n)
 {
 	b->inputs += n;

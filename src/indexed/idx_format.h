@@ -9,11 +9,14 @@
 
 #include "idx.h"
 
-/* Section ids, in the order they are written. */
+/* Section ids, in the order they are written.  SEC_CLASSES, the last,
+ * only in files whose records are kept apart by allocation class. */
 enum {
 	SEC_SUMMARY = 1, SEC_STRINGS, SEC_PATHS, SEC_FRAMES, SEC_TRIE,
-	SEC_SCHEMA, SEC_RECORDS, SEC_HASH, SEC__COUNT
+	SEC_SCHEMA, SEC_RECORDS, SEC_HASH, SEC_CLASSES, SEC__COUNT
 };
+/* SEC_CLASSES: the thresholds, each a binary32 bit pattern. */
+#define CLASSES_SIZE 12
 
 /* The header: fields at these offsets, little-endian. */
 #define HEADER_SIZE 64

@@ -11,9 +11,9 @@
 #include "idx_format.h"
 #include "idx_varint.h"
 
-const char *const idx_section_names[9] = {
+const char *const idx_section_names[10] = {
 	"", "summary", "strings", "paths", "frames", "trie", "schema",
-	"records", "hash",
+	"records", "hash", "classes",
 };
 
 bool idx_is_indexed(const void *data, size_t size)
@@ -169,7 +169,7 @@ static enum mp_errcode open_sections(struct idx_file *f, struct mp_err *err)
 		spans[nspans++] = (struct span){ off, size, (int)id };
 	}
 	for (int id = 1; id < SEC__COUNT; id++)
-		if (!f->sec[id])
+		if (!f->sec[id] && id != SEC_CLASSES)
 			return mp_fail(err, MP_E_CORRUPT, "section %s is missing",
 				       idx_section_names[id]);
 	qsort(spans, (size_t)nspans, sizeof(spans[0]), by_offset);
@@ -418,6 +418,33 @@ static enum mp_errcode check_trie(struct idx_file *f, struct trie_check *tc,
 	return rc;
 }
 
+/* Section 9, if any: three thresholds, each finite and not negative. */
+static enum mp_errcode read_classes(struct idx_file *f, struct mp_err *err)
+{
+	const unsigned char *p = f->sec[SEC_CLASSES];
+	float v[3];
+
+	if (!p)
+		return MP_OK;
+	if (f->sec_size[SEC_CLASSES] != CLASSES_SIZE)
+		return mp_fail(err, MP_E_CORRUPT, "section classes holds %zu "
+			       "bytes, not %d", f->sec_size[SEC_CLASSES],
+			       CLASSES_SIZE);
+	for (int i = 0; i < 3; i++) {
+		uint32_t bits = mp_le32(p + 4 * i);
+
+		/* Sign clear and an exponent below all ones: finite, >= 0. */
+		if (bits >> 31 || (bits >> 23 & 0xff) == 0xff)
+			return mp_fail(err, MP_E_CORRUPT, "section classes: "
+				       "threshold %d (0x%08" PRIx32 ") is negative "
+				       "or not finite", i, bits);
+		memcpy(&v[i], &bits, sizeof(v[i]));
+	}
+	f->classes = true;
+	f->thresholds = (struct mib_thresholds){ v[0], v[1], v[2] };
+	return MP_OK;
+}
+
 static enum mp_errcode check_tables(struct idx_file *f, struct trie_check *tc,
 				    struct mp_err *err)
 {
@@ -428,7 +455,8 @@ static enum mp_errcode check_tables(struct idx_file *f, struct trie_check *tc,
 	    f->sec[SEC_STRINGS][f->sec_size[SEC_STRINGS] - 1] != 0)
 		return mp_fail(err, MP_E_CORRUPT,
 			       "string table does not end with a NUL byte");
-	if ((rc = table_fits(f, SEC_SUMMARY, 8, 16, &n, err)))
+	if ((rc = table_fits(f, SEC_SUMMARY, 8, 16, &n, err)) ||
+	    (rc = read_classes(f, err)))
 		return rc;
 
 	if ((rc = table_fits(f, SEC_PATHS, 4, PATH_NODE_SIZE, &f->npaths, err)))

@@ -283,6 +283,14 @@ static uint64_t f64_bits(double d)
 	return b;
 }
 
+static uint32_t f32_bits(float x)
+{
+	uint32_t b;
+
+	memcpy(&b, &x, sizeof(b));
+	return b;
+}
+
 /*
  * One MIB of a record: its presence mask, then the fields that differ
  * from PREV, the MIB before it in the record (NULL for the first, whose
@@ -958,6 +966,24 @@ static enum mp_errcode write_hash(struct idx_write *w)
 	return MP_OK;
 }
 
+/* 9: the thresholds the records' classes were decided under. */
+static void write_classes(struct idx_write *w)
+{
+	const struct mib_thresholds *t = &w->b->thresholds;
+
+	sec_begin(w, SEC_CLASSES);
+	ob_u32(&w->o, f32_bits(t->cold_density));
+	ob_u32(&w->o, f32_bits(t->cold_lifetime));
+	ob_u32(&w->o, f32_bits(t->hot_density));
+	sec_end(w, SEC_CLASSES);
+}
+
+/* Sections of B's file: ids 1 to this (the classes' only if kept). */
+static int nsections(const struct idx_builder *b)
+{
+	return SEC__COUNT - 1 - !b->classes;
+}
+
 /* The header and the section table, in the space left at the start. */
 static void write_header(struct idx_write *w)
 {
@@ -969,12 +995,12 @@ static void write_header(struct idx_write *w)
 		    : w->b->nsampled ? IDX_VERSION_SAMPLED : IDX_VERSION_EXACT);
 	mp_put_le32(d + IDX_HDR_HASH_TYPE, HASH_TYPE_FNV1A);
 	mp_put_le64(d + IDX_HDR_FILE_SIZE, w->o.n);
-	mp_put_le32(d + IDX_HDR_NSECTIONS, SEC__COUNT - 1);
+	mp_put_le32(d + IDX_HDR_NSECTIONS, (uint32_t)nsections(w->b));
 	mp_put_le32(d + IDX_HDR_RESERVED, 0);
 	mp_put_le64(d + IDX_HDR_CONTEXTS, w->b->nctxs);
 	mp_put_le64(d + IDX_HDR_FUNCTIONS, w->nitems);
 	mp_put_le64(d + IDX_HDR_INPUTS, w->b->inputs);
-	for (int s = 1; s < SEC__COUNT; s++) {
+	for (int s = 1; s <= nsections(w->b); s++) {
 		unsigned char *e = d + HEADER_SIZE +
 				   (size_t)(s - 1) * SECTION_ENTRY_SIZE;
 
@@ -1092,7 +1118,7 @@ struct idx_write *idx_write_begin(struct idx_builder *b, size_t nctx)
 	mark_used(w);
 	reserve_output(w, nctx);
 	/* Header and section table, filled in at the end. */
-	ob_put(&w->o, HEADER_SIZE + (SEC__COUNT - 1) * SECTION_ENTRY_SIZE);
+	ob_put(&w->o, HEADER_SIZE + (size_t)nsections(b) * SECTION_ENTRY_SIZE);
 	write_summary(w);
 	if (!(w->rc = write_strings(w)) && !(w->rc = write_path_section(w)))
 		write_frame_section(w);
@@ -1149,6 +1175,8 @@ enum mp_errcode idx_write_end(struct idx_write *w, FILE *out,
 	write_schema(w);
 	if ((rc = write_records(w)) || (rc = write_hash(w)))
 		goto out;
+	if (b->classes)
+		write_classes(w);
 	rc = MP_E_NOMEM;
 	if (w->o.oom)
 		goto out;

@@ -149,6 +149,35 @@ void merge_init(struct merge *m, const struct merge_opts *opts,
 	pthread_mutex_init(&m->b_lock, NULL);
 	idx_builder_init(&m->b);
 	idx_builder_set_jobs(&m->b, m->opts.jobs);
+	if (m->opts.llvm_types)
+		idx_builder_set_classes(&m->b, m->opts.llvm_types);
+}
+
+/*
+ * An indexed input whose records were kept apart by class under other
+ * thresholds than this merge's cannot be classed again (records of one
+ * class are folded): the classes, and so the export's types, would be
+ * neither the inputs' nor these.  A merge that keeps no classes takes it.
+ */
+static enum mp_errcode same_classes(const struct merge *m,
+				    const struct idx_file *f,
+				    struct mp_err *err)
+{
+	const struct mib_thresholds *t = m->opts.llvm_types, *u = &f->thresholds;
+
+	if (!t || !f->classes ||
+	    (t->cold_density == u->cold_density &&
+	     t->cold_lifetime == u->cold_lifetime &&
+	     t->hot_density == u->hot_density))
+		return MP_OK;
+	return mp_fail(err, MP_E_INVALID, "its records' types were kept apart "
+		       "under --cold-density=%g --cold-lifetime=%g "
+		       "--hot-density=%g, this merge's are %g, %g and %g: give "
+		       "every merge of the shards, and clang, the same "
+		       "thresholds", (double)u->cold_density,
+		       (double)u->cold_lifetime, (double)u->hot_density,
+		       (double)t->cold_density, (double)t->cold_lifetime,
+		       (double)t->hot_density);
 }
 
 /*
@@ -1466,6 +1495,8 @@ static void run_input(struct merge *m, struct scratch *s,
 		struct idx_file f;
 
 		j->rc = idx_open(&f, buf->data, buf->size, &j->err);
+		if (j->rc == MP_OK)
+			j->rc = same_classes(m, &f, &j->err);
 		if (j->rc == MP_OK && m->opts.need_start_lines && f.version < 10)
 			j->rc = mp_fail(&j->err, MP_E_INVALID,
 					"an indexed profile of format %u keeps no "

@@ -232,6 +232,50 @@ if [ -x mixed ] && [ -n "$(ls mixed.cold.* mixed.hot.* mixed.brief.* 2>/dev/null
 	else
 		notok "mixed_runs.cc, --keep-types shards: $(cat err)"
 	fi
+	# A shard records the thresholds its classes were decided under: a
+	# later merge with others fails, naming the shard (its records of
+	# one class are folded and cannot be classed again); with the same,
+	# or keeping no classes, it goes.
+	"$MD" merge --keep-types --cold-lifetime=1 --no-progress -o s1t.memprof \
+		--binary=mixed mixed.cold.* 2>/dev/null
+	rm -f t.prof
+	if ! "$MD" merge --format=llvm --no-progress -o t.prof s1.memprof --cold-lifetime=1 2>err &&
+	   [ ! -e t.prof ] &&
+	   grep -q "s1.memprof': its records' types were kept apart under --cold-density=0.05 --cold-lifetime=200 --hot-density=1000, this merge's are 0.05, 1 and 1000" err &&
+	   ! "$MD" merge --keep-types --no-progress -o t.memprof s1t.memprof s2.memprof 2>err2 &&
+	   grep -q "s1t.memprof': its records' types were kept apart under .*--cold-lifetime=1 " err2 &&
+	   "$MD" merge --format=llvm --cold-lifetime=1 --no-progress -o t.prof s1t.memprof 2>/dev/null &&
+	   "$MD" merge --no-progress -o t.memprof s1t.memprof s2.memprof 2>/dev/null &&
+	   "$MD" show --stats s1t.memprof 2>/dev/null | grep -q '^      classes: 12$' &&
+	   ! "$MD" show --stats f1.memprof 2>/dev/null | grep -q 'classes:'; then
+		ok "a --keep-types shard records its thresholds: merged under others, an error naming it; under the same, or keeping no classes, merged"
+	else
+		notok "shard thresholds: $(cat err err2)"
+	fi
+	# Its section checked on reading: a threshold not a finite number
+	# >= 0, or a section of another size, is refused.
+	if python3 - s1t.memprof <<'PY'
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+n = struct.unpack_from("<I", d, 24)[0]
+for i in range(n):
+    sid, off, size = struct.unpack_from("<I4xQQ", d, 64 + 24 * i)
+    if sid == 9:
+        nan = d[:]
+        struct.pack_into("<I", nan, off + 4, 0x7fc00000)
+        open("nan.memprof", "wb").write(nan)
+        big = d[:]
+        struct.pack_into("<Q", big, 64 + 24 * i + 16, size + 4)
+        open("size.memprof", "wb").write(big)
+PY
+	   ! "$MD" show nan.memprof >/dev/null 2>err &&
+	   grep -q "nan.memprof': section classes: threshold 1 (0x7fc00000) is negative or not finite" err &&
+	   ! "$MD" show size.memprof >/dev/null 2>err2 &&
+	   grep -q "size.memprof': section classes holds 16 bytes, not 12" err2; then
+		ok "a shard's thresholds section with a NaN, or of 16 bytes, is refused with what is wrong"
+	else
+		notok "bad thresholds section: $(cat err err2)"
+	fi
 	# One run's shard merged without --keep-types: each context classed
 	# by its MIB, which is the run's record's, so such shards export to
 	# the raw profiles' bytes too; a shard of two runs cannot, and the
