@@ -258,12 +258,14 @@ static void report(void *arg, const struct merge_result *r)
 		if (p->shown > 0)
 			fputc('\n', stderr);
 		mp_hex(r->unresolved_bid, r->unresolved_bid_size, bid, sizeof(bid));
-		cli_note(r->path, "%" PRIu64 " unsymbolized frame%s (build id %s%s) "
-			 "with no binary here: stacks through them match only "
-			 "unsymbolized ones; --binary with that build id "
+		cli_note(r->path, "%" PRIu64 " unsymbolized frame%s (build id%s "
+			 "%s%s) with no binary here: stacks through them match "
+			 "only unsymbolized ones; --binary with %s build id "
 			 "symbolizes them", r->unresolved,
-			 r->unresolved == 1 ? "" : "s", bid,
-			 r->unresolved > 1 ? " and others" : "");
+			 r->unresolved == 1 ? "" : "s",
+			 r->unresolved_more_bids ? "s" : "", bid,
+			 r->unresolved_more_bids ? " and others" : "",
+			 r->unresolved_more_bids ? "each" : "that");
 	}
 	/* Named once: a fleet's shards would repeat it a thousand times. */
 	if (r->rc == MP_OK && r->unclassed && !p->unclassed++) {

@@ -1216,6 +1216,7 @@ struct job {
 	uint8_t bid[RAW_BUILD_ID_MAX];
 	uint32_t bid_size;
 	bool unclassed;		/* merge_result's */
+	bool more_bids;		/* likewise */
 };
 
 /*
@@ -1249,6 +1250,7 @@ struct idx_add {
 	uint64_t unresolved;	/* and those that stay as they are */
 	uint8_t bid[RAW_BUILD_ID_MAX];	/* the first one's build id */
 	uint32_t bid_size;
+	bool more_bids;			/* and others of other ones */
 };
 
 #define XMAP 0x80000000u
@@ -1275,10 +1277,15 @@ static bool resymbolize(struct idx_add *a, const struct mp_frame *fr,
 					    fr->build_id_size, &module, a->err)))
 		return false;
 	if (module < 0) {
+		uint32_t size = fr->build_id_size < RAW_BUILD_ID_MAX ?
+				fr->build_id_size : RAW_BUILD_ID_MAX;
+
 		if (!a->unresolved++) {
-			a->bid_size = fr->build_id_size < RAW_BUILD_ID_MAX ?
-				      fr->build_id_size : RAW_BUILD_ID_MAX;
-			memcpy(a->bid, fr->build_id, a->bid_size);
+			a->bid_size = size;
+			memcpy(a->bid, fr->build_id, size);
+		} else if (size != a->bid_size ||
+			   memcmp(a->bid, fr->build_id, size) != 0) {
+			a->more_bids = true;
 		}
 		return false;
 	}
@@ -1445,6 +1452,7 @@ static enum mp_errcode add_indexed(struct merge *m, const struct idx_file *f,
 	j->unclassed = a.classified && f->ninputs > 1;
 	j->unresolved = a.unresolved;
 	j->bid_size = a.bid_size;
+	j->more_bids = a.more_bids;
 	memcpy(j->bid, a.bid, sizeof(j->bid));
 	if (r && !a.rc)
 		a.rc = mp_fail(err, MP_E_NOMEM, NULL);
@@ -1674,6 +1682,7 @@ static enum mp_errcode account(struct merge *m, const struct merge_input *in,
 		.index = i, .ninputs = n, .path = in->path, .rc = j->rc,
 		.err = &j->err, .unresolved = j->unresolved,
 		.unresolved_bid_size = j->bid_size, .unclassed = j->unclassed,
+		.unresolved_more_bids = j->more_bids,
 	};
 
 	memcpy(r.unresolved_bid, j->bid, sizeof(r.unresolved_bid));

@@ -84,6 +84,7 @@ struct merge_result {
 	uint64_t unresolved;
 	uint8_t unresolved_bid[RAW_BUILD_ID_MAX];
 	uint32_t unresolved_bid_size;
+	bool unresolved_more_bids;	/* some of another build id too */
 	/* An indexed input of several runs merged without --keep-types, in
 	 * a merge that keeps allocation classes apart (opts.llvm_types): its
 	 * contexts' records of different classes were folded already, and

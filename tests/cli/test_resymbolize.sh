@@ -54,6 +54,18 @@ else
 	notok "no note for the unsymbolized input: $(cat "$tmp/err")"
 fi
 
+# The note names the build id of the frames it counts, and says "and
+# others" only when some are of another: with the library given, all
+# that stay unsymbolized are the program's.
+"$MD" merge --no-progress -o "$tmp/lib.memprof" --binary="$FX/libfixture.so" \
+	"$tmp/bare.memprof" 2>"$tmp/err2"
+if grep -q "unsymbolized frames (build ids [0-9a-f]* and others) .* --binary with each build id" "$tmp/err" &&
+   grep -q "unsymbolized frames (build id [0-9a-f]*) .* --binary with that build id" "$tmp/err2"; then
+	ok "the note says 'and others' only of frames of several build ids"
+else
+	notok "build ids in the note: $(cat "$tmp/err" "$tmp/err2")"
+fi
+
 # A fleet's shards would repeat that note a thousand times: the first
 # input is named, the others counted in one note after the merge.
 cp "$tmp/bare.memprof" "$tmp/bare2.memprof"
