@@ -280,6 +280,16 @@ static void emit_inputs(struct emit *e, const struct view *v)
 			 in->kind, in->version, in->compressed ? " (zstd)" : "",
 			 in->nprofiles, in->nprofiles == 1 ? "" : "s",
 			 in->ncontexts, in->ncontexts == 1 ? "" : "s", samp);
+		if (in->idx && in->idx->classes) {
+			const struct mib_thresholds *t = &in->idx->thresholds;
+			size_t at = strlen(display);
+
+			snprintf(display + at, sizeof(display) - at, ", types kept "
+				 "apart (--keep-types: cold density %g, cold "
+				 "lifetime %g s, hot density %g)",
+				 (double)t->cold_density, (double)t->cold_lifetime,
+				 (double)t->hot_density);
+		}
 		if (in->mib_mask != VIEW_ALL_MIB) {
 			size_t at = strlen(display);
 			const char *sep = ", MIB fields: ";
@@ -303,6 +313,14 @@ static void emit_inputs(struct emit *e, const struct view *v)
 		if (in->nsampled) {
 			emit_u64(e, "sampled_contexts", in->nsampled);
 			emit_u64(e, "sample_interval", in->sample_interval);
+		}
+		if (in->idx && in->idx->classes) {
+			emit_object(e, "classes");
+			emit_f64(e, "cold_density", in->idx->thresholds.cold_density, 6);
+			emit_f64(e, "cold_lifetime_s",
+				 in->idx->thresholds.cold_lifetime, 3);
+			emit_f64(e, "hot_density", in->idx->thresholds.hot_density, 6);
+			emit_end(e);
 		}
 		if (in->mib_mask != VIEW_ALL_MIB) {
 			emit_vector(e, "mib_fields");

@@ -247,6 +247,7 @@ if [ -x mixed ] && [ -n "$(ls mixed.cold.* mixed.hot.* mixed.brief.* 2>/dev/null
 	   "$MD" merge --format=llvm --cold-lifetime=1 --no-progress -o t.prof s1t.memprof 2>/dev/null &&
 	   "$MD" merge --no-progress -o t.memprof s1t.memprof s2.memprof 2>/dev/null &&
 	   "$MD" show --stats s1t.memprof 2>/dev/null | grep -q '^      classes: 12$' &&
+	   "$MD" show s1t.memprof 2>/dev/null | grep -q "s1t.memprof: indexed v[0-9]*, 1 profile, [0-9]* contexts, types kept apart (--keep-types: cold density 0.05, cold lifetime 1 s, hot density 1000)" &&
 	   ! "$MD" show --stats f1.memprof 2>/dev/null | grep -q 'classes:'; then
 		ok "a --keep-types shard records its thresholds: merged under others, an error naming it; under the same, or keeping no classes, merged"
 	else
