@@ -686,6 +686,19 @@ struct walk {
 	bool ready;
 };
 
+/*
+ * Is RC, setup_raw()'s failure, the input's fault: its main segment fits
+ * no binary given, which an LLVM export needs (sym_options.strict_main),
+ * before anything of it is folded?  Then it follows --failure-mode: a
+ * fleet's profiles of another program are skipped with a warning under
+ * all or warn.  Not with --strict, whose every failure fails the merge.
+ */
+static bool input_fault(const struct merge *m, enum mp_errcode rc)
+{
+	return (rc == MP_E_BUILD_ID || rc == MP_E_NO_BINARY) &&
+	       !m->sym->opt.strict;
+}
+
 static enum mp_errcode fold_record(void *arg, const struct raw_record *r,
 				   struct mp_err *err)
 {
@@ -694,9 +707,11 @@ static enum mp_errcode fold_record(void *arg, const struct raw_record *r,
 	enum mp_errcode rc;
 
 	if (!w->ready) {
-		w->ready = true;	/* a --strict failure fails the merge */
-		if ((rc = setup_raw(w->m, s, w->rf, err)))
+		if ((rc = setup_raw(w->m, s, w->rf, err))) {
+			w->ready = !input_fault(w->m, rc);
 			return rc;
+		}
+		w->ready = true;
 	}
 	return fold_pcs(w->m, s, w->rf, r->profile, r->pcs, true, r->npcs,
 			r->mib, r->hist, r->nhist, r->samp, r->nsamp, w->weight,
@@ -728,8 +743,10 @@ static enum mp_errcode fold_raw(struct merge *m, struct scratch *s,
 	if (!walked && (rc = raw_parse(rf, data, size, err)))
 		return rc;
 	*decoded = true;
-	if (!w.ready && (rc = setup_raw(m, s, rf, err)))
+	if (!w.ready && (rc = setup_raw(m, s, rf, err))) {
+		*decoded = !input_fault(m, rc);
 		return rc;
+	}
 	for (size_t i = 0; !walked && i < rf->ncontexts; i++) {
 		const struct raw_context *c = &rf->contexts[i];
 

@@ -1231,6 +1231,14 @@ enum mp_errcode sym_check_profile(struct sym_ctx *ctx,
 				return mp_fail(err, MP_E_BUILD_ID,
 					       "'%s' does not fit the profile's main segment",
 					       m->path);
+			/* As sym_map_pc() would at the segment's first PC,
+			 * before anything of the profile is used. */
+			if (ctx->opt.strict_main && s0)
+				return mp_fail(err, MP_E_BUILD_ID,
+					       "'%s' does not fit the profile's main segment 0x%llx-0x%llx (file offset 0x%llx)",
+					       m->path, (unsigned long long)s0->start,
+					       (unsigned long long)s0->end,
+					       (unsigned long long)s0->offset);
 			m->warned_nomatch = true;
 			if (s0)
 				warn(ctx, "'%s' does not fit the profile's main segment 0x%llx-0x%llx (file offset 0x%llx)",
@@ -1263,6 +1271,11 @@ enum mp_errcode sym_check_profile(struct sym_ctx *ctx,
 			return mp_fail(err, MP_E_BUILD_ID,
 				       "'%s' has build id %s, the profile's main segment has %s",
 				       m->path, hex, shex);
+		if (ctx->opt.strict_main)
+			return mp_fail(err, MP_E_BUILD_ID,
+				       "'%s' has build id %s, the profile's main segment 0x%llx-0x%llx has %s (the program's binary is needed)",
+				       m->path, hex, (unsigned long long)s0->start,
+				       (unsigned long long)s0->end, shex);
 	}
 	return MP_OK;
 }

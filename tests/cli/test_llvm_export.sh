@@ -638,6 +638,30 @@ if [ $rc -eq 1 ] && [ ! -e w.prof ] &&
 else
 	notok "merge --format=llvm without the program's binary: status $rc/$rc2: $(cat err err2)"
 fi
+# A fleet's profile of another program, for an LLVM export of this one:
+# the input's fault, found before anything of it is folded, so it
+# follows --failure-mode (skipped with a warning under warn and all),
+# where --strict still fails the merge.
+if [ -n "$(ls mixed.cold.* 2>/dev/null)" ]; then
+	other=$(ls mixed.cold.* | head -n 1)
+	rm -f w.prof w1.prof
+	"$MD" merge --format=llvm --no-progress -o w1.prof --binary=hc --binary=libhc.so $one 2>/dev/null
+	"$MD" merge --format=llvm --no-progress --failure-mode=warn -o w.prof \
+		--binary=hc --binary=libhc.so $one "$other" 2>err
+	rc=$?
+	"$MD" merge --format=llvm --no-progress -o w2.prof --binary=hc --binary=libhc.so $one "$other" 2>err2
+	rc2=$?
+	"$MD" merge --format=llvm --no-progress --failure-mode=warn --strict -o w3.prof \
+		--binary=hc --binary=libhc.so $one "$other" 2>err3
+	rc3=$?
+	if [ $rc -eq 0 ] && cmp -s w.prof w1.prof &&
+	   grep -q "warning: '$other': 'hc' has build id [0-9a-f]*, the profile's main segment 0x[0-9a-f]*-0x[0-9a-f]* has [0-9a-f]* (the program's binary is needed); input skipped" err &&
+	   [ $rc2 -eq 1 ] && [ ! -e w2.prof ] && [ $rc3 -eq 1 ] && [ ! -e w3.prof ]; then
+		ok "merge --format=llvm, a profile of another program: skipped with a warning under --failure-mode=warn (the other's bytes), an error by default and with --strict"
+	else
+		notok "another program's profile in an LLVM export: status $rc/$rc2/$rc3: $(cat err err2 err3)"
+	fi
+fi
 # Nor is the program's debug file, found by build id, its binary: the
 # export keeps no frame of such files (our format takes it and keeps them).
 if [ -n "${fl:-}" ]; then
