@@ -261,7 +261,7 @@ static void report(void *arg, const struct merge_result *r)
 		cli_note(r->path, "%" PRIu64 " unsymbolized frame%s (build id%s "
 			 "%s%s) with no binary here: stacks through them match "
 			 "only unsymbolized ones; --binary with %s build id "
-			 "symbolizes them", r->unresolved,
+			 "symbolizes those it has symbols for", r->unresolved,
 			 r->unresolved == 1 ? "" : "s",
 			 r->unresolved_more_bids ? "s" : "", bid,
 			 r->unresolved_more_bids ? " and others" : "",
