@@ -262,16 +262,14 @@ enum mp_errcode cmp_rows(const struct cmp *c, bool by_function,
 			r->v[1] = x->mib[1]->v;
 		}
 		for (int s = 0; s < 2; s++) {
-			struct mp_mib *sum = &sums[2 * x->function + s];
-
 			if (!x->present[s])
 				continue;
 			/* A function's MIB: its contexts' folded (minima
 			 * stay minima). */
 			if (by_function && r->present[s])
-				mib_fold(sum, x->mib[s]);
+				mib_fold(&sums[2 * x->function + s], x->mib[s]);
 			else if (by_function)
-				*sum = *x->mib[s];
+				sums[2 * x->function + s] = *x->mib[s];
 			r->present[s] = true;
 		}
 	}
