@@ -1064,14 +1064,17 @@ static bool has_guid(const uint64_t *set, size_t n, uint64_t guid)
 	return mp_u64_find(set, n, guid, &at);
 }
 
-/* sym_foreach_function()'s callback: NAME's GUID if show hides it. */
+/* sym_foreach_function()'s callback: NAME's GUID if show hides it (its
+ * frames flagged as name_guid() flags them). */
 static void hidden_guid(void *arg, const char *name)
 {
 	struct llvm_behind *b = arg;
+	struct mp_frame fr = {
+		.function = name,
+		.flags = sym_is_alloc_library(name) ? MP_FRAME_ALLOC_LIB : 0,
+	};
 
-	if (b->nomem ||
-	    !((!b->v->keep_runtime && sym_is_alloc_library(name)) ||
-	      sym_alloc_match(b->v->alloc, name)))
+	if (b->nomem || !view_frame_hidden(b->v, &fr))
 		return;
 	if (!MP_GROW(b->hidden, b->ahidden, b->nhidden + 1)) {
 		b->nomem = true;

@@ -1234,11 +1234,7 @@ enum mp_errcode sym_check_profile(struct sym_ctx *ctx,
 			/* As sym_map_pc() would at the segment's first PC,
 			 * before anything of the profile is used. */
 			if (ctx->opt.strict_main && s0)
-				return mp_fail(err, MP_E_BUILD_ID,
-					       "'%s' does not fit the profile's main segment 0x%llx-0x%llx (file offset 0x%llx)",
-					       m->path, (unsigned long long)s0->start,
-					       (unsigned long long)s0->end,
-					       (unsigned long long)s0->offset);
+				return no_binary_v1(ctx, prof, 0, err);
 			m->warned_nomatch = true;
 			if (s0)
 				warn(ctx, "'%s' does not fit the profile's main segment 0x%llx-0x%llx (file offset 0x%llx)",
@@ -1272,10 +1268,7 @@ enum mp_errcode sym_check_profile(struct sym_ctx *ctx,
 				       "'%s' has build id %s, the profile's main segment has %s",
 				       m->path, hex, shex);
 		if (ctx->opt.strict_main)
-			return mp_fail(err, MP_E_BUILD_ID,
-				       "'%s' has build id %s, the profile's main segment 0x%llx-0x%llx has %s (the program's binary is needed)",
-				       m->path, hex, (unsigned long long)s0->start,
-				       (unsigned long long)s0->end, shex);
+			return no_binary_v3(ctx, prof, 0, NULL, err);
 	}
 	return MP_OK;
 }
