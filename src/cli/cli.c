@@ -249,6 +249,7 @@ int cli_sym_setup(struct cli_sym *o, struct sym_ctx *sym)
 	opt.warn_arg = o;
 	opt.strict = o->strict;
 	opt.strict_main = o->strict_main;
+	opt.caller_names_others = o->names_others;
 	if (!o->no_system_libs)
 		opt.libs_cache = "/etc/ld.so.cache";
 	if (!o->no_symbol_cache)

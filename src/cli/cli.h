@@ -108,6 +108,9 @@ struct cli_sym {
 	struct sym_alloc_rules alloc;	/* what cli_sym_setup() made */
 	bool strict, keep_runtime;
 	bool strict_main;	/* the main segment needs its binary */
+	/* The command names inputs of another program itself
+	 * (sym_options.caller_names_others). */
+	bool names_others;
 	bool keep_bad_frames;	/* --keep-bad-frames */
 	bool no_symbol_cache;	/* --no-symbol-cache */
 	bool no_system_libs;	/* --no-system-libraries */

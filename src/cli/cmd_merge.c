@@ -216,6 +216,7 @@ struct progress {
 	size_t unclassed;	/* inputs with merge_result's unclassed */
 	size_t unresolved;	/* inputs with merge_result's unresolved */
 	uint64_t unresolved_more;	/* their frames, but the first's */
+	size_t others;		/* inputs with merge_result's other_program */
 };
 
 static double now(void)
@@ -266,6 +267,17 @@ static void report(void *arg, const struct merge_result *r)
 			 r->unresolved_more_bids ? "s" : "", bid,
 			 r->unresolved_more_bids ? " and others" : "",
 			 r->unresolved_more_bids ? "each" : "that");
+	}
+	/* A fleet's other programs: the first named, the others counted. */
+	if (r->rc == MP_OK && r->other_program && !p->others++) {
+		char bid[2 * RAW_BUILD_ID_MAX + 1];
+
+		if (p->shown > 0)
+			fputc('\n', stderr);
+		mp_hex(r->other_bid, r->other_bid_size, bid, sizeof(bid));
+		cli_warning(r->path, "a profile of another program than the "
+			    "first --binary's (build id %s, which no binary "
+			    "here has): its own frames stay unsymbolized", bid);
 	}
 	/* Named once: a fleet's shards would repeat it a thousand times. */
 	if (r->rc == MP_OK && r->unclassed && !p->unclassed++) {
@@ -647,6 +659,7 @@ int cmd_merge(int argc, char **argv)
 
 	/* As llvm-profdata: an LLVM export needs the program's binary. */
 	so.strict_main = xo.format == OUT_LLVM;
+	so.names_others = true;	/* report() does, with the input's name */
 	if ((rc = cli_sym_setup(&so, &sym)) != EXIT_OK)
 		goto out;
 	opts.alloc = &so.alloc;
@@ -666,6 +679,10 @@ int cmd_merge(int argc, char **argv)
 		goto out;
 	}
 	unresolved_note(&prog);
+	if (prog.others > 1)
+		cli_warning(NULL, "%zu more input%s of other programs, their "
+			    "own frames unsymbolized", prog.others - 1,
+			    prog.others == 2 ? "" : "s");
 	if (prog.unclassed > 1)
 		cli_note(NULL, "%zu more input%s merged from several runs without "
 			 "--keep-types", prog.unclassed - 1,

@@ -106,6 +106,11 @@ struct scratch {
 	size_t cur, hint;
 	struct fast_range fast[2];
 	bool warned_unmapped;
+	/* The input is another program's (sym_other_program()): its first
+	 * such profile's main build id. */
+	bool other;
+	uint8_t other_bid[RAW_BUILD_ID_MAX];
+	uint32_t other_bid_size;
 };
 
 static void scratch_release(struct scratch *s)
@@ -440,11 +445,18 @@ static enum mp_errcode setup_raw(struct merge *m, struct scratch *s,
 	enum mp_errcode rc = MP_OK;
 
 	for (size_t p = 0; p < rf->nprofiles && !rc; p++) {
+		bool other = false;
+
 		if (main_segment_known(m, &rf->profiles[p]))
 			continue;
 		pthread_mutex_lock(&m->sym_lock);
 		rc = sym_check_profile(m->sym, &rf->profiles[p], err);
+		if (!rc && !s->other)
+			rc = sym_other_program(m->sym, &rf->profiles[p], &other,
+					       s->other_bid, &s->other_bid_size,
+					       err);
 		pthread_mutex_unlock(&m->sym_lock);
+		s->other |= other;
 	}
 	if (rc)
 		return rc;
@@ -1233,6 +1245,9 @@ struct job {
 	uint8_t bid[RAW_BUILD_ID_MAX];
 	uint32_t bid_size;
 	bool unclassed;		/* merge_result's */
+	bool other_program;	/* likewise, with other_bid */
+	uint8_t other_bid[RAW_BUILD_ID_MAX];
+	uint32_t other_bid_size;
 	bool more_bids;		/* likewise */
 };
 
@@ -1541,9 +1556,14 @@ static void run_input(struct merge *m, struct scratch *s,
 	} else {
 		bool decoded;
 
+		s->other = false;	/* (setup_raw() says, if it runs) */
 		j->rc = fold_raw(m, s, buf->data, buf->size, in->weight, &decoded,
 				 &j->err);
 		j->fatal = j->rc != MP_OK && decoded;
+		if ((j->other_program = j->rc == MP_OK && s->other)) {
+			memcpy(j->other_bid, s->other_bid, sizeof(j->other_bid));
+			j->other_bid_size = s->other_bid_size;
+		}
 		if (j->rc == MP_OK && publish(m, s)) {
 			j->rc = mp_fail(&j->err, MP_E_NOMEM, NULL);
 			j->fatal = true;
@@ -1703,6 +1723,9 @@ static enum mp_errcode account(struct merge *m, const struct merge_input *in,
 	};
 
 	memcpy(r.unresolved_bid, j->bid, sizeof(r.unresolved_bid));
+	r.other_program = j->other_program;
+	memcpy(r.other_bid, j->other_bid, sizeof(r.other_bid));
+	r.other_bid_size = j->other_bid_size;
 	if (j->rc == MP_OK) {
 		m->good++;
 		if (j->raw) {

@@ -90,6 +90,12 @@ struct merge_result {
 	 * contexts' records of different classes were folded already, and
 	 * each context takes the class of its sums. */
 	bool unclassed;
+	/* A raw input of another program than the main --binary's, none of
+	 * whose binaries is here (sym_other_program()): its frames in its
+	 * main segment, build id OTHER_BID, stay unsymbolized. */
+	bool other_program;
+	uint8_t other_bid[RAW_BUILD_ID_MAX];
+	uint32_t other_bid_size;
 };
 
 typedef void merge_report_fn(void *arg, const struct merge_result *r);

@@ -1066,6 +1066,8 @@ static enum mp_errcode no_binary_v3(struct sym_ctx *ctx,
 		return MP_OK;
 	if (b)
 		b->warned = true;
+	if (mismatch && ctx->opt.caller_names_others)
+		return MP_OK;
 	else if (!first_time(ctx, mp_hash_bytes(s->build_id, s->build_id_size, 3)))
 		return MP_OK;
 	if (!s->build_id_size)
@@ -1207,6 +1209,28 @@ static bool covered(const struct sym_ctx *ctx, const struct raw_segment *s)
 			return true;
 	}
 	return false;
+}
+
+enum mp_errcode sym_other_program(struct sym_ctx *ctx,
+				  const struct raw_profile *prof,
+				  bool *other, uint8_t *bid, uint32_t *n,
+				  struct mp_err *err)
+{
+	const struct raw_segment *s0 = prof->nsegments ? &prof->segments[0] : NULL;
+	int32_t module;
+	enum mp_errcode rc;
+
+	*other = false;
+	if (prof->version < 3 || !s0 || !s0->build_id_size || ctx->main < 0 ||
+	    in_profile(ctx->mods[ctx->main], prof))
+		return MP_OK;
+	*n = s0->build_id_size > RAW_BUILD_ID_MAX ? RAW_BUILD_ID_MAX
+						   : s0->build_id_size;
+	if ((rc = sym_module_of_build_id(ctx, s0->build_id, *n, &module, err)))
+		return rc;
+	memcpy(bid, s0->build_id, *n);
+	*other = module < 0;
+	return MP_OK;
 }
 
 enum mp_errcode sym_check_profile(struct sym_ctx *ctx,

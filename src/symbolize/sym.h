@@ -155,6 +155,12 @@ struct sym_options {
 	 * compiler.
 	 */
 	bool strict_main;
+	/*
+	 * The caller names the inputs whose main segment is another
+	 * program's (sym_other_program()): no warning of the context's own,
+	 * which could not say which input it is.
+	 */
+	bool caller_names_others;
 	bool no_default_debug_dir;	/* do not search /usr/lib/debug */
 	/* The program's own allocation wrappers, runtime frames too; may be
 	 * NULL; must outlive the context. */
@@ -329,6 +335,19 @@ enum mp_errcode sym_add_debug_dir(struct sym_ctx *ctx, const char *dir,
  */
 enum mp_errcode sym_add_binary(struct sym_ctx *ctx, const char *path,
 			       struct mp_err *err);
+
+/*
+ * Is PROF (v3+) a profile of another program than the one given: a main
+ * binary registered that is in none of PROF's segments, and no binary or
+ * debug file here for PROF's main segment?  Then its frames there stay
+ * unsymbolized (or fail under opt.strict and opt.strict_main), and
+ * *BID, *N (RAW_BUILD_ID_MAX bytes) get that segment's build id.  Fails
+ * only with MP_E_NOMEM.
+ */
+enum mp_errcode sym_other_program(struct sym_ctx *ctx,
+				  const struct raw_profile *prof,
+				  bool *other, uint8_t *bid, uint32_t *n,
+				  struct mp_err *err);
 
 /*
  * Check the registered binaries against PROF's memory map: warn once per

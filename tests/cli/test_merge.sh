@@ -124,6 +124,26 @@ fi
 [ $? -eq 0 ] && "$MD" show "$tmp/warn.memprof" >/dev/null && ok "failure-mode warn: never fails" ||
 	notok "failure-mode warn"
 
+# Profiles of another program than the one given: merged unsymbolized,
+# the first named with its build id, the others counted; none of them
+# makes the symbolizer's own unnamed warning.
+"$MD" merge --no-progress -o "$tmp/others.memprof" --binary=$FX/basic.pie "$a" "$b" \
+	"$FX/basic.pie.v4.profraw.zst" "$b" "$b" 2>"$tmp/err"
+rc=$?
+bid=$("$MD" show --format=json "$b" | python3 -c '
+import json,sys; print(json.load(sys.stdin)["segments"][0]["build_id"])')
+if [ $rc -eq 0 ] &&
+   [ "$(grep -c "cxx.v4.profraw': a profile of another program than the first --binary's (build id $bid, which no binary here has): its own frames stay unsymbolized" "$tmp/err")" = 1 ] &&
+   grep -q "warning: 2 more inputs of other programs, their own frames unsymbolized" "$tmp/err" &&
+   ! grep -q "the profile's main segment" "$tmp/err" &&
+   "$MD" show --format=json "$tmp/others.memprof" | python3 -c '
+import json,sys; d=json.load(sys.stdin)
+assert any("function" not in f for c in d["contexts"] for f in c["frames"])'; then
+	ok "inputs of another program: the first named with its build id, the others counted"
+else
+	notok "inputs of another program: rc=$rc bid=$bid $(cat "$tmp/err")"
+fi
+
 # -o may name an input.
 cp "$tmp/w1.memprof" "$tmp/inout.memprof"
 "$MD" merge --no-progress -o "$tmp/inout.memprof" "$tmp/inout.memprof" "$tmp/inout.memprof" &&

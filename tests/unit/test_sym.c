@@ -436,6 +436,63 @@ START_TEST(build_id_mismatch)
 }
 END_TEST
 
+/* sym_other_program(): another program's profile, told from a library's. */
+START_TEST(other_program)
+{
+	struct sym_options opt = { .no_default_debug_dir = true,
+				   .caller_names_others = true };
+	uint8_t bid[RAW_BUILD_ID_MAX];
+	const struct raw_segment *s0;
+	struct mp_err err = { 0 };
+	struct warnings w = { 0 };
+	struct sym_ctx sym;
+	struct sym_addr a;
+	struct raw_file rf;
+	uint32_t n = 0;
+	bool other;
+
+	opt.warn = collect;
+	opt.warn_arg = &w;
+	sym_init(&sym, &opt);
+	load(&rf, FIX "basic.pie.v4.profraw");
+	s0 = &rf.profiles[0].segments[0];
+	/* No main binary: nothing to be another program than. */
+	ck_assert_int_eq(sym_other_program(&sym, &rf.profiles[0], &other, bid,
+					   &n, &err), MP_OK);
+	ck_assert(!other);
+	/* The profile's library alone is no main binary of another program. */
+	add(&sym, FIX "libfixture.so");
+	ck_assert_int_eq(sym_other_program(&sym, &rf.profiles[0], &other, bid,
+					   &n, &err), MP_OK);
+	ck_assert(!other);
+	sym_release(&sym);
+
+	/* The wrong program: its build id out, and the caller's to say. */
+	sym_init(&sym, &opt);
+	add(&sym, FIX "cxx.pie");
+	ck_assert_int_eq(sym_other_program(&sym, &rf.profiles[0], &other, bid,
+					   &n, &err), MP_OK);
+	ck_assert(other);
+	ck_assert_uint_eq(n, s0->build_id_size);
+	ck_assert_mem_eq(bid, s0->build_id, n);
+	ck_assert_int_eq(sym_map_pc(&sym, &rf.profiles[0], rf.contexts[0].pcs[0],
+				    &a, &err), MP_OK);
+	ck_assert_int_eq(a.module, -1);
+	ck_assert_int_eq(count_warn(&w, "has build id", NULL), 0);
+	sym_release(&sym);
+
+	/* Both programs given: it is one of them. */
+	sym_init(&sym, &opt);
+	add(&sym, FIX "cxx.pie");
+	add(&sym, FIX "basic.pie");
+	ck_assert_int_eq(sym_other_program(&sym, &rf.profiles[0], &other, bid,
+					   &n, &err), MP_OK);
+	ck_assert(!other);
+	raw_file_release(&rf);
+	sym_release(&sym);
+}
+END_TEST
+
 START_TEST(missing_library)
 {
 	const struct raw_profile *p;
@@ -1461,6 +1518,7 @@ static Suite *sym_suite(void)
 	tcase_add_test(t, inline_chain_and_cache);
 	tcase_add_test(t, cxx_user_start);
 	tcase_add_test(t, build_id_mismatch);
+	tcase_add_test(t, other_program);
 	tcase_add_test(t, missing_library);
 	tcase_add_test(t, unmapped_and_errors);
 	tcase_add_test(t, v1_main_only);
