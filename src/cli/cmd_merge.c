@@ -699,6 +699,12 @@ int cmd_merge(int argc, char **argv)
 			 m.kept_bad == 1 ? "" : "s", so.keep_bad_frames ? "" :
 			 ", as llvm-profdata keeps them (--format=llvm, "
 			 "--keep-types)");
+	if (m.stale)
+		cli_note(NULL, "%" PRIu64 " stale return address%s in the "
+			 "profiling runtime's code left out of stacks (met past "
+			 "code without frame pointers; llvm-profdata leaves them "
+			 "out too; --keep-runtime keeps them)", m.stale,
+			 m.stale == 1 ? "" : "es");
 	if (m.resymbolized)
 		cli_note(NULL, "%" PRIu64 " unsymbolized frame%s of indexed inputs "
 			 "symbolized with the binaries given (they merge with "

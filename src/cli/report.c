@@ -397,9 +397,10 @@ static void emit_symbolization(struct emit *e, const struct sym_ctx *sym,
 	snprintf(display, sizeof(display),
 		 "%" PRIu64 " of %" PRIu64 " frames symbolized; %" PRIu64
 		 " allocator frames dropped; %" PRIu64 " contexts all allocator; %"
-		 PRIu64 " stacks cut at a PC in no segment",
+		 PRIu64 " stacks cut at a PC in no segment; %" PRIu64
+		 " stale return addresses in the runtime's code dropped",
 		 st->symbolized, st->frames, st->runtime_dropped, st->all_runtime,
-		 st->cut);
+		 st->cut, st->stale);
 	emit_object(e, "symbolization");
 	emit_row(e, "frames", display);
 	emit_u64(e, "total", st->frames);
@@ -407,6 +408,7 @@ static void emit_symbolization(struct emit *e, const struct sym_ctx *sym,
 	emit_u64(e, "runtime_dropped", st->runtime_dropped);
 	emit_u64(e, "all_runtime_contexts", st->all_runtime);
 	emit_u64(e, "stacks_cut", st->cut);
+	emit_u64(e, "stale_runtime_dropped", st->stale);
 	emit_end(e);
 	emit_list(e, "modules");
 	for (int32_t m = 0; sym_module_info(sym, m, &mi); m++) {

@@ -40,6 +40,15 @@ enum {
 				 * (a debug directory's, a library of the
 				 * loader's cache), not a given binary: the
 				 * LLVM export leaves it out */
+	/*
+	 * With RUNTIME, from the symbolizer: in the profiling runtime's own
+	 * source (compiler-rt's, ours), which calls no code of the program.
+	 * Past the stack's leading runtime frames it is a stale return
+	 * address that a walk of frame pointers met where code built
+	 * without them left no frame; show and merge leave it out, as
+	 * llvm-profdata does.  Never written to a file.
+	 */
+	MP_FRAME_RUNTIME_CODE = 128,
 };
 
 struct mp_frame {

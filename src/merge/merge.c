@@ -833,8 +833,10 @@ static enum mp_errcode add_location(struct merge *m, uint64_t key,
 		 * stay, flagged, for the compiler's matching (show hides
 		 * them).
 		 */
-		m->runtime[m->nids++] = (m->buf.f[i].flags & MP_FRAME_RUNTIME) &&
-					!(m->buf.f[i].flags & MP_FRAME_ALLOC_LIB);
+		m->runtime[m->nids++] =
+			((m->buf.f[i].flags & MP_FRAME_RUNTIME) &&
+			 !(m->buf.f[i].flags & MP_FRAME_ALLOC_LIB) ? RT_LEADING : 0) |
+			(m->buf.f[i].flags & MP_FRAME_RUNTIME_CODE ? RT_CODE : 0);
 	}
 	if (ht_map_put(&m->loc_map, key, (uint32_t)m->nlocs))
 		return mp_fail(err, MP_E_NOMEM, NULL);
@@ -916,10 +918,17 @@ static enum mp_errcode place(struct merge *m, struct ctab_entry *e,
 				       (unsigned long long)e->keys[k]);
 		first = m->loc_first[loc];
 		len = m->loc_n[loc];
+		/* Past the program's first frame, the runtime's own code is a
+		 * stale return address (MP_FRAME_RUNTIME_CODE). */
+		if (!leading && !m->opts.keep_runtime && len &&
+		    (m->runtime[first] & RT_CODE)) {
+			m->stale++;
+			continue;
+		}
 		if (!MP_GROW(m->stack, m->astack, n + len))
 			return mp_fail(err, MP_E_NOMEM, NULL);
 		for (uint32_t f = first; f < first + len; f++) {
-			if (leading && m->runtime[f])
+			if (leading && (m->runtime[f] & RT_LEADING))
 				start++;
 			else
 				leading = false;
@@ -1276,7 +1285,7 @@ struct idx_add {
 	 * XMAP set. */
 	uint32_t *xids;
 	size_t nxids, axids;
-	uint8_t *xrt;		/* per xids slot: the runtime's own frame */
+	uint8_t *xrt;		/* per xids slot: its RT_* flags */
 	size_t axrt;
 	uint64_t resymbolized;	/* frames symbolized here */
 	uint64_t unresolved;	/* and those that stay as they are */
@@ -1345,10 +1354,12 @@ static bool resymbolize(struct idx_add *a, const struct mp_frame *fr,
 			mp_fail(a->err, a->rc, NULL);
 			return false;
 		}
-		/* As build() does for raw stacks: the runtime's own frames
+		/* As place() does for raw stacks: the runtime's own frames
 		 * go, the allocator library's stay. */
-		a->xrt[a->nxids++] = (f.flags & MP_FRAME_RUNTIME) &&
-				     !(f.flags & MP_FRAME_ALLOC_LIB);
+		a->xrt[a->nxids++] =
+			((f.flags & MP_FRAME_RUNTIME) &&
+			 !(f.flags & MP_FRAME_ALLOC_LIB) ? RT_LEADING : 0) |
+			(f.flags & MP_FRAME_RUNTIME_CODE ? RT_CODE : 0);
 	}
 	*slot = XMAP | (uint32_t)(at + 1);
 	/* Its binary may have nothing for this address either. */
@@ -1395,13 +1406,20 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 			size_t at = (*known & ~XMAP) - 1;
 			const uint32_t *x = &a->xids[at];
 
+			/* A stale return address, as place() leaves out. */
+			if (n > lead && x[0] && (a->xrt[at + 1] & RT_CODE) &&
+			    !a->m->opts.keep_runtime) {
+				a->m->stale++;
+				continue;
+			}
+
 			if (!MP_GROW(a->ids, a->aids, (size_t)n + x[0] + it.left + 1)) {
 				a->rc = mp_fail(a->err, MP_E_NOMEM, NULL);
 				return 1;
 			}
 			for (uint32_t k = 0; k < x[0]; k++) {
 				/* Leading runtime frames, newly named, go. */
-				if (n == lead && a->xrt[at + 1 + k] &&
+				if (n == lead && (a->xrt[at + 1 + k] & RT_LEADING) &&
 				    !a->m->opts.keep_runtime)
 					lead++;
 				a->ids[n++] = x[1 + k];

@@ -147,6 +147,12 @@ struct merge_arena {
 	_Alignas(128) struct mp_arena a;
 };
 
+/* What merge.runtime says of a frame. */
+enum {
+	RT_LEADING = 1,	/* the runtime's: dropped at the start of a stack */
+	RT_CODE = 2,	/* MP_FRAME_RUNTIME_CODE */
+};
+
 struct merge {
 	struct merge_opts opts;
 	size_t good, bad;	/* inputs merged, inputs rejected */
@@ -154,6 +160,10 @@ struct merge {
 				 * known once written */
 	uint64_t cut;		/* raw stacks cut at a PC in no segment */
 	uint64_t kept_bad;	/* and those kept whole (keep_bad_frames) */
+	/* Locations left out of stacks past their first frame of the
+	 * program: stale return addresses in the runtime's code
+	 * (MP_FRAME_RUNTIME_CODE), as llvm-profdata leaves them out. */
+	uint64_t stale;
 	uint64_t resymbolized;	/* indexed inputs' unsymbolized stack entries
 				 * symbolized by this merge's binaries */
 	const char *failed_input;	/* the input that stopped the merge */
@@ -195,7 +205,7 @@ struct merge {
 	uint32_t *loc_first, *loc_n;	/* its frames in ids[] */
 	size_t nlocs, aloc_first, aloc_n;
 	uint32_t *ids;			/* frame ids of all locations */
-	uint8_t *runtime;		/* the same frames' runtime flags */
+	uint8_t *runtime;		/* the same frames' RT_* flags */
 	size_t nids, aids, aruntime;
 	uint32_t *stack;		/* one stack's frame ids */
 	size_t astack;

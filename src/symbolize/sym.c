@@ -1372,7 +1372,8 @@ static const char *intern_fn(struct sym_ctx *ctx, const char *s,
  * entry 0, the compilation directory itself (libdw gives no way to ask).
  */
 static const char *intern_file(struct sym_ctx *ctx, const char *file,
-			       const char *comp_dir, bool *rt, bool *nomem)
+			       const char *comp_dir, struct sym_frame *f,
+			       bool *nomem)
 {
 	char buf[PATH_MAX * 2];
 	struct sym_str *e;
@@ -1394,7 +1395,8 @@ static const char *intern_file(struct sym_ctx *ctx, const char *file,
 	if (!(e->cls & SYM_CLS_FILE_DONE))
 		e->cls |= SYM_CLS_FILE_DONE |
 			  (sym_is_runtime(NULL, e->s) ? SYM_CLS_FILE_RT : 0);
-	*rt = *rt || (e->cls & SYM_CLS_FILE_RT);
+	f->runtime_code = e->cls & SYM_CLS_FILE_RT;
+	f->runtime = f->runtime || f->runtime_code;
 	return e->s;
 }
 
@@ -2183,7 +2185,7 @@ static struct sym_frame line_loc(struct sym_ctx *ctx, struct sym_cu *cu,
 	if (!line)
 		return loc;
 	loc.file = intern_file(ctx, dwarf_linesrc(line, NULL, NULL), comp_dir,
-			       &loc.runtime, nomem);
+			       &loc, nomem);
 	if (dwarf_lineno(line, &lineno) == 0 && lineno > 0)
 		loc.line = (uint32_t)lineno;
 	if (dwarf_linecol(line, &col) == 0 && col > 0)
@@ -2208,7 +2210,7 @@ static struct sym_frame call_loc(struct sym_ctx *ctx, struct sym_cu *cu,
 	    dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &idx) == 0 &&
 	    idx < nfiles)
 		loc.file = intern_file(ctx, dwarf_filesrc(files, idx, NULL, NULL),
-				       comp_dir, &loc.runtime, nomem);
+				       comp_dir, &loc, nomem);
 	loc.line = die_udata(die, DW_AT_call_line);
 	loc.column = die_udata(die, DW_AT_call_column);
 	loc.discriminator = die_udata(die, DW_AT_GNU_discriminator);
@@ -2531,8 +2533,8 @@ static bool from_cache(struct sym_ctx *ctx, struct sym_module *m, uint64_t a,
 	for (uint32_t k = 0; k < rec.n; k++) {
 		struct sym_frame *f = &ctx->scratch[k];
 
-		f->runtime = f->alloc_lib = false;
-		f->file = intern_file(ctx, f->file, NULL, &f->runtime, nomem);
+		f->runtime = f->alloc_lib = f->runtime_code = false;
+		f->file = intern_file(ctx, f->file, NULL, f, nomem);
 		f->function = intern_fn(ctx, f->function, f, nomem);
 	}
 	*nout = rec.n;

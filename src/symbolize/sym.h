@@ -191,6 +191,8 @@ struct sym_frame {
 	bool runtime;		/* allocation runtime, see sym_is_runtime() */
 	bool alloc_lib;		/* of those, an allocator library's frame
 				 * (sym_is_alloc_library()) */
+	bool runtime_code;	/* of those, in the profiling runtime's own
+				 * source (sym_is_runtime() by file) */
 };
 
 struct sym_frames {
@@ -558,6 +560,9 @@ struct sym_stack_stats {
 	uint64_t runtime_dropped;	/* frames removed */
 	uint64_t all_runtime;		/* contexts that were all runtime */
 	uint64_t cut;			/* stacks cut at a PC in no segment */
+	uint64_t stale;			/* PCs in the runtime's code past the
+					 * leading frames, left out
+					 * (MP_FRAME_RUNTIME_CODE) */
 };
 
 /*

@@ -99,10 +99,18 @@ static bool runtime_function(const char *fn)
 	return allocator_member_of(p);
 }
 
+/*
+ * A source file of compiler-rt, or of our runtime (its files are
+ * src/runtime/rt_*): not any src/runtime/ directory, which a program may
+ * have of its own.
+ */
 static bool runtime_file(const char *file)
 {
-	return strstr(file, "compiler-rt/lib/") || strstr(file, "/src/runtime/") ||
-	       starts(file, "src/runtime/");
+	const char *ours = strstr(file, "src/runtime/rt_");
+
+	return strstr(file, "compiler-rt/lib/") ||
+	       (ours && (ours == file || ours[-1] == '/') &&
+		!strchr(ours + strlen("src/runtime/"), '/'));
 }
 
 /*

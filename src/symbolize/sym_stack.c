@@ -24,6 +24,17 @@ static bool push(struct sym_stack *st, const struct mp_frame *f)
 	return true;
 }
 
+/*
+ * Is S the profiling runtime's own code: in its source, or, with no
+ * source known (compiler-rt as Debian ships it has no DWARF), named as
+ * the runtime's (an interceptor, operator new or delete, malloc and its
+ * kin), not an allocator library's?
+ */
+static bool runtime_code(const struct sym_frame *s)
+{
+	return s->runtime_code || (s->runtime && !s->file && !s->alloc_lib);
+}
+
 enum mp_errcode sym_stack_add(struct sym_ctx *sym, const struct sym_location *loc,
 			      struct sym_stack *st, struct mp_err *err)
 {
@@ -59,11 +70,39 @@ enum mp_errcode sym_stack_add(struct sym_ctx *sym, const struct sym_location *lo
 		f.flags = MP_FRAME_ADDRESS | found |
 			  (s->inlined ? MP_FRAME_INLINED : 0) |
 			  (s->runtime ? MP_FRAME_RUNTIME : 0) |
-			  (s->runtime && s->alloc_lib ? MP_FRAME_ALLOC_LIB : 0);
+			  (s->runtime && s->alloc_lib ? MP_FRAME_ALLOC_LIB : 0) |
+			  (runtime_code(s) ? MP_FRAME_RUNTIME_CODE : 0);
 		if (!push(st, &f))
 			return mp_fail(err, MP_E_NOMEM, NULL);
 	}
 	return MP_OK;
+}
+
+/*
+ * Leave out of ST, whose leading runtime frames are gone, each PC whose
+ * innermost frame is the runtime's own code (MP_FRAME_RUNTIME_CODE): a
+ * stale return address, as llvm-profdata leaves it out.  A PC's frames
+ * run to the first one not inlined into the next.
+ */
+static void drop_stale(struct sym_stack *st, struct sym_stack_stats *stats)
+{
+	size_t to = 0;
+
+	for (size_t i = 0, end; i < st->n; i = end) {
+		for (end = i; end + 1 < st->n && mp_frame_inlined(&st->f[end]);
+		     end++)
+			;
+		end++;
+		if (st->f[i].flags & MP_FRAME_RUNTIME_CODE) {
+			if (stats)
+				stats->stale++;
+			continue;
+		}
+		if (to != i)
+			memmove(st->f + to, st->f + i, (end - i) * sizeof(*st->f));
+		to += end - i;
+	}
+	st->n = to;
 }
 
 enum mp_errcode sym_stack_symbolize(struct sym_ctx *sym,
@@ -112,10 +151,10 @@ enum mp_errcode sym_stack_symbolize(struct sym_ctx *sym,
 		if (stats)
 			stats->all_runtime++;
 		start = 0;
-	}
-	if (start) {
+	} else if (!keep_runtime) {
 		memmove(st->f, st->f + start, (st->n - start) * sizeof(*st->f));
 		st->n -= start;
+		drop_stale(st, stats);
 	}
 	if (stats) {
 		stats->runtime_dropped += start;

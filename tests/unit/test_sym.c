@@ -1353,6 +1353,10 @@ START_TEST(runtime_rule)
 	ck_assert(sym_is_runtime(NULL, "src/runtime/rt_alloc.c"));
 	ck_assert(sym_is_runtime(NULL, "/work/main/src/runtime/rt_alloc.c"));
 	ck_assert(!sym_is_runtime("foo", "/fixtures/src/basic.c"));
+	/* A program's own src/runtime/ is not ours. */
+	ck_assert(!sym_is_runtime(NULL, "/home/u/game/src/runtime/physics.c"));
+	ck_assert(!sym_is_runtime(NULL, "/home/u/game/src/runtime/rt_x/a.c"));
+	ck_assert(!sym_is_runtime(NULL, "/home/u/lib/mysrc/runtime/rt_a.c"));
 	ck_assert(!sym_is_runtime(NULL, NULL));
 }
 END_TEST
