@@ -394,7 +394,7 @@ static int write_export(struct merge *m, const struct export_opts *xo,
 	if (xo->format == OUT_LLVM && (rc = llvm_kept(&x, &v)) != EXIT_OK)
 		goto out;
 	if (mp_outfile_open(&of, out, &err)) {
-		cli_fail(out, &err);
+		rc = cli_fail(out, &err);
 		goto out;
 	}
 	switch (xo->format) {

@@ -152,10 +152,17 @@ import json,sys; d=json.load(sys.stdin)
 assert d["contexts"][0]["mib"]["AllocCount"] == 2000' &&
 	ok "-o equal to an input" || notok "-o equal to an input"
 
-# A directory that cannot be written: clear error, exit 1.
-"$MD" merge --no-progress -o /proc/version.memprof "$a" 2>"$tmp/err"
-[ $? -eq 1 ] && grep -q "/proc/version.memprof': cannot create a temporary file in /proc" "$tmp/err" &&
-	ok "unwritable output directory named" || notok "unwritable output: $(cat "$tmp/err")"
+# A directory that cannot be written: clear error, exit 1, in every format.
+for fmt in memprof llvm pprof folded svg; do
+	"$MD" merge --no-progress --format=$fmt --binary=$FX/basic.pie \
+		-o /proc/version.$fmt "$a" 2>"$tmp/err"
+	r=$?
+	if [ $r -eq 1 ] && grep -q "/proc/version.$fmt': cannot create a temporary file in /proc" "$tmp/err"; then
+		ok "unwritable output directory named, exit 1 (--format=$fmt)"
+	else
+		notok "unwritable output (--format=$fmt): exit $r, $(cat "$tmp/err")"
+	fi
+done
 
 # Usage errors.
 "$MD" merge "$a" >/dev/null 2>&1; [ $? -eq 2 ] && ok "no -o exits 2" || notok "no -o"
