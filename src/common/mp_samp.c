@@ -62,6 +62,15 @@ bool mp_samp_set(struct mp_samp *s, int k, double est, double var)
 	return true;
 }
 
+bool mp_samp_set_fixed(struct mp_samp *s, int k, mp_fixed est, mp_fixed var)
+{
+	if (est < 0 || var < 0)
+		return false;
+	s->est[k] = est;
+	s->var[k] = var;
+	return true;
+}
+
 double mp_samp_est(const struct mp_samp *s, int k)
 {
 	return (double)s->est[k] / MP_FIXED_ONE;

@@ -46,6 +46,8 @@ struct mp_samp {
 /* Set estimate k of S and its variance; false (S unchanged) unless both
  * are finite and not negative. */
 bool mp_samp_set(struct mp_samp *s, int k, double est, double var);
+/* The same from the sums themselves; false (S unchanged) if negative. */
+bool mp_samp_set_fixed(struct mp_samp *s, int k, mp_fixed est, mp_fixed var);
 double mp_samp_est(const struct mp_samp *s, int k);
 double mp_samp_var(const struct mp_samp *s, int k);
 

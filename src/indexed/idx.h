@@ -46,10 +46,11 @@
 #include "common/mp_util.h"
 #include "hashtable/ht.h"
 
-#define IDX_VERSION 12		/* written when a frame is MP_FRAME_FOUND */
-#define IDX_VERSION_SAMPLED 11	/* else when a context is sampled */
+#define IDX_VERSION 13		/* written when a context is sampled */
+#define IDX_VERSION_FOUND 12	/* else when a frame is MP_FRAME_FOUND */
 #define IDX_VERSION_EXACT 10	/* otherwise: the same bytes as before
 				 * either existed */
+#define IDX_VERSION_SAMPLED_F64 11	/* read: sample sums as binary64 */
 #define IDX_VERSION_MIN 9	/* read: 9 has no start lines */
 #define IDX_MAGIC "\x89MPIDX\r\n"
 #define IDX_MAGIC_SIZE 8

@@ -53,11 +53,18 @@ enum {
 #define TYPE_VARINT 1
 #define TYPE_VARINT_ARRAY 2
 #define TAG_HISTOGRAM 27
-/* Version 11: a sampled context's entries, 3 + 2K varints each (interval,
- * n, u, then K estimates and K variances as binary64 bit patterns, K the
- * field count of RAW_SAMPLE_FIELDS).  Not delta-coded: absent = exact. */
+/* Versions 11 and 12: a sampled context's entries, 3 + 2K varints each
+ * (interval, n, u, then K estimates and K variances as binary64 bit
+ * patterns, K the field count of RAW_SAMPLE_FIELDS).  Not delta-coded:
+ * absent = exact.  Read only: binary64 rounds the sums, so that merging a
+ * merged file gave other bytes than merging its inputs. */
 #define TAG_SAMPLES 28
 #define SAMPLE_WORDS (3 + 2 * MP_SAMP_NFIELDS)
+/* Version 13: the same, each estimate and variance the exact fixed-point
+ * sum (mp_fixed, units of 2^-20) as two varints, its low and high 64
+ * bits: 3 + 4K varints. */
+#define TAG_SAMPLE_SUMS 29
+#define SAMPLE_SUM_WORDS (3 + 4 * MP_SAMP_NFIELDS)
 
 /* The summary's totals. */
 static const enum mib_field summary_fields[] = {

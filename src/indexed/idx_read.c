@@ -521,32 +521,43 @@ static double bits_f64(uint64_t b)
 	return d;
 }
 
+/* Sum K of words W (tag 29's: low, high), as mp_fixed. */
+static mp_fixed fixed_at(const uint64_t *w, int k)
+{
+	return (mp_fixed)((unsigned __int128)w[2 * k + 1] << 64 | w[2 * k]);
+}
+
 /*
- * Decode LEN varints at P of a context's sample entries into HB->s;
- * returns the position after them, NULL when they are malformed.
+ * Decode LEN varints at P of a context's sample entries into HB->s, the
+ * sums exact (tag 29) or binary64 (tag 28, EXACT false); returns the
+ * position after them, NULL when they are malformed.
  */
 static const unsigned char *get_samples(const unsigned char *p,
 					const unsigned char *end, uint64_t len,
-					struct hist_buf *hb, uint32_t *n)
+					bool exact, struct hist_buf *hb,
+					uint32_t *n)
 {
-	uint64_t w[SAMPLE_WORDS];
+	uint64_t w[SAMPLE_SUM_WORDS];
+	int words = exact ? SAMPLE_SUM_WORDS : SAMPLE_WORDS;
 
-	if (len % SAMPLE_WORDS || len / SAMPLE_WORDS > UINT32_MAX ||
-	    !MP_GROW(hb->s, hb->salloc, (size_t)(len / SAMPLE_WORDS) + 1))
+	if (len % words || len / words > UINT32_MAX ||
+	    !MP_GROW(hb->s, hb->salloc, (size_t)(len / words) + 1))
 		return NULL;
-	*n = (uint32_t)(len / SAMPLE_WORDS);
+	*n = (uint32_t)(len / words);
 	for (uint32_t i = 0; i < *n; i++) {
 		struct mp_samp *e = &hb->s[i];
 
-		for (int k = 0; k < SAMPLE_WORDS; k++)
+		for (int k = 0; k < words; k++)
 			if (!(p = next_varint(p, end, &w[k])))
 				return NULL;
 		e->interval = w[0];
 		e->n = w[1];
 		e->u = w[2];
 		for (int k = 0; k < MP_SAMP_NFIELDS; k++)
-			if (!mp_samp_set(e, k, bits_f64(w[3 + k]),
-					 bits_f64(w[3 + MP_SAMP_NFIELDS + k])))
+			if (exact ? !mp_samp_set_fixed(e, k, fixed_at(w + 3, k),
+						       fixed_at(w + 3, MP_SAMP_NFIELDS + k))
+				  : !mp_samp_set(e, k, bits_f64(w[3 + k]),
+						 bits_f64(w[3 + MP_SAMP_NFIELDS + k])))
 				return NULL;
 		if (!mp_samp_valid(e) || (i && e->interval <= e[-1].interval))
 			return NULL;
@@ -693,8 +704,12 @@ static int walk_record(const struct idx_file *f, const struct ht_disk_item *it,
 			if (!(p = next_varint(p, end, &len)) ||
 			    len > (uint64_t)(end - p))
 				goto bad_field;
-			if (tag == TAG_SAMPLES && f->version >= 11) {
-				if (!(p = get_samples(p, end, len, hb, &c.nsamp)))
+			if ((tag == TAG_SAMPLES && f->version >= 11 &&
+			     f->version < 13) ||
+			    (tag == TAG_SAMPLE_SUMS && f->version >= 13)) {
+				if (!(p = get_samples(p, end, len,
+						      tag == TAG_SAMPLE_SUMS,
+						      hb, &c.nsamp)))
 					return mp_fail(err, MP_E_CORRUPT,
 						       "record of '%s': context %"
 						       PRIu64 " has malformed sample "

@@ -247,6 +247,13 @@ static void ob_varint(struct obuf *o, uint64_t v)
 	o->n += put_varint(o->d + o->n, v);
 }
 
+/* A sample sum, exactly: its low 64 bits, then its high ones. */
+static void ob_fixed(struct obuf *o, mp_fixed v)
+{
+	ob_varint(o, (uint64_t)v);
+	ob_varint(o, (uint64_t)((unsigned __int128)v >> 64));
+}
+
 static void ob_align(struct obuf *o)
 {
 	while (o->n % 8 && !o->oom)
@@ -273,14 +280,6 @@ static bool same_hist(const struct idx_bctx *a, const struct idx_bctx *c)
 	return a->nhist == c->nhist &&
 	       (!a->nhist || memcmp(a->hist, c->hist,
 				    a->nhist * sizeof(*a->hist)) == 0);
-}
-
-static uint64_t f64_bits(double d)
-{
-	uint64_t b;
-
-	memcpy(&b, &d, sizeof(b));
-	return b;
 }
 
 static uint32_t f32_bits(float x)
@@ -337,7 +336,7 @@ static bool write_mib(struct obuf *o, const struct idx_bctx *c,
 			ob_varint(o, c->hist[i]);
 	}
 	if (c->nsamp) {
-		ob_varint(o, (uint64_t)c->nsamp * SAMPLE_WORDS);
+		ob_varint(o, (uint64_t)c->nsamp * SAMPLE_SUM_WORDS);
 		for (uint32_t i = 0; i < c->nsamp; i++) {
 			const struct mp_samp *e = &c->samp[i];
 
@@ -345,9 +344,9 @@ static bool write_mib(struct obuf *o, const struct idx_bctx *c,
 			ob_varint(o, e->n);
 			ob_varint(o, e->u);
 			for (int k = 0; k < MP_SAMP_NFIELDS; k++)
-				ob_varint(o, f64_bits(mp_samp_est(e, k)));
+				ob_fixed(o, e->est[k]);
 			for (int k = 0; k < MP_SAMP_NFIELDS; k++)
-				ob_varint(o, f64_bits(mp_samp_var(e, k)));
+				ob_fixed(o, e->var[k]);
 		}
 	}
 	return saturated;
@@ -693,7 +692,7 @@ static void *write_trie_thread(void *arg)
 	return NULL;
 }
 
-/* 6: the schema: every MIB field, the histogram, and in version 11 the
+/* 6: the schema: every MIB field, the histogram, and in version 13 the
  * sample entries. */
 static void write_schema(struct idx_write *w)
 {
@@ -707,7 +706,7 @@ static void write_schema(struct idx_write *w)
 		if (!p)
 			continue;
 		p[0] = f < MIB__COUNT ? mib_fields[f].tag
-		       : f == MIB__COUNT ? TAG_HISTOGRAM : TAG_SAMPLES;
+		       : f == MIB__COUNT ? TAG_HISTOGRAM : TAG_SAMPLE_SUMS;
 		p[1] = f < MIB__COUNT ? TYPE_VARINT : TYPE_VARINT_ARRAY;
 	}
 	sec_end(w, SEC_SCHEMA);
@@ -991,8 +990,8 @@ static void write_header(struct idx_write *w)
 
 	memcpy(d + IDX_HDR_MAGIC, IDX_MAGIC, IDX_MAGIC_SIZE);
 	mp_put_le32(d + IDX_HDR_VERSION,
-		    w->b->nfound ? IDX_VERSION
-		    : w->b->nsampled ? IDX_VERSION_SAMPLED : IDX_VERSION_EXACT);
+		    w->b->nsampled ? IDX_VERSION
+		    : w->b->nfound ? IDX_VERSION_FOUND : IDX_VERSION_EXACT);
 	mp_put_le32(d + IDX_HDR_HASH_TYPE, HASH_TYPE_FNV1A);
 	mp_put_le64(d + IDX_HDR_FILE_SIZE, w->o.n);
 	mp_put_le32(d + IDX_HDR_NSECTIONS, (uint32_t)nsections(w->b));

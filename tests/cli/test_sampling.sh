@@ -4,9 +4,10 @@
 # run with 150 seeds at R = 4096: the estimates are unbiased and the 95 %
 # intervals cover the truth in 93-97 % of (site, seed) pairs
 # (sampling_check.py).  Then: llvm-profdata-19 reads a sampled profile;
-# merge carries the samples into an indexed profile (version 11) whose
-# show gives the raw profile's intervals; inputs at different intervals
-# merge; a seed makes a run reproducible; fork gives the child new draws;
+# merge carries the samples into an indexed profile (version 13) whose
+# show gives the raw profile's intervals, exactly through trees of merges
+# and from the older version 12's binary64 sums; inputs at different
+# intervals merge; a seed makes a run reproducible; fork gives the child new draws;
 # an exact profile stays version 10; diff counts only significant changes.
 set -u
 BUILD=${1:-build}
@@ -93,7 +94,7 @@ else
 fi
 
 # merge carries the sample entries: the indexed file's intervals are the
-# raw file's, and its version is 11.
+# raw file's, and its version is 13.
 "$MD" merge --no-progress -o "$tmp/one.memprof" --binary="$tmp/sites" "$one" 2>/dev/null
 "$MD" show --format=json --binary="$tmp/sites" "$one" >"$tmp/a.json"
 "$MD" show --format=json "$tmp/one.memprof" >"$tmp/b.json"
@@ -111,12 +112,47 @@ print("\n".join(sorted(rows)))' "$1"
 est "$tmp/a.json" >"$tmp/a.est"
 est "$tmp/b.json" >"$tmp/b.est"
 ver=$(od -A n -t u4 -j 8 -N 4 "$tmp/one.memprof" | tr -d ' ')
-# 11, or 12 where frames come from files found by build id (libc6-dbg's).
-if [ -s "$tmp/a.est" ] && cmp -s "$tmp/a.est" "$tmp/b.est" &&
-   { [ "$ver" = 11 ] || [ "$ver" = 12 ]; }; then
+if [ -s "$tmp/a.est" ] && cmp -s "$tmp/a.est" "$tmp/b.est" && [ "$ver" = 13 ]; then
 	ok "merge keeps the samples: the indexed profile (version $ver) shows the raw profile's intervals"
 else
 	notok "raw vs indexed estimates (version $ver): $(diff "$tmp/a.est" "$tmp/b.est" | head -n 4)"
+fi
+
+# A tree of merges gives the bytes of one flat merge: the sample sums are
+# kept exact in the file (binary64, in versions 11 and 12, rounded sums
+# past 2^33, and a merged file merged again gave other bytes; a weight
+# makes this program's sums that large).
+three=$(ls "$tmp"/runs/p3.* | head -n 1)
+w="--weight=1000003,$one"
+"$MD" merge --no-progress -o "$tmp/flat.memprof" --binary="$tmp/sites" "$w" "$two" "$three" 2>/dev/null
+"$MD" merge --no-progress -o "$tmp/ab.memprof" --binary="$tmp/sites" "$w" "$two" 2>/dev/null
+"$MD" merge --no-progress -o "$tmp/tree.memprof" --binary="$tmp/sites" "$tmp/ab.memprof" "$three" 2>/dev/null
+"$MD" merge --no-progress -o "$tmp/bc.memprof" --binary="$tmp/sites" "$three" "$two" 2>/dev/null
+"$MD" merge --no-progress -o "$tmp/tree2.memprof" --binary="$tmp/sites" "$tmp/bc.memprof" "$w" 2>/dev/null
+if [ -s "$tmp/flat.memprof" ] && cmp -s "$tmp/flat.memprof" "$tmp/tree.memprof" &&
+   cmp -s "$tmp/flat.memprof" "$tmp/tree2.memprof"; then
+	ok "sampled profiles, one weighted: (a+b)+c and (c+b)+a are the bytes of a+b+c"
+else
+	notok "sampled profiles: a tree of merges gives other bytes than a flat one"
+fi
+
+# A version 12 file (binary64 sums, tests/fixtures/sampled.v12.memprof)
+# reads with its intervals, and merges into version 13 with the same ones.
+"$MD" merge --no-progress -o "$tmp/from12.memprof" tests/fixtures/sampled.v12.memprof 2>/dev/null
+"$MD" show --format=json tests/fixtures/sampled.v12.memprof >"$tmp/v12.json"
+"$MD" show --format=json "$tmp/from12.memprof" >"$tmp/v13.json"
+v13=$(od -A n -t u4 -j 8 -N 4 "$tmp/from12.memprof" | tr -d ' ')
+if python3 - "$tmp/v12.json" "$tmp/v13.json" <<'PY' && [ "$v13" = 13 ]
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert len(a["contexts"]) == 13 and all("estimates" in c for c in a["contexts"])
+assert [c["estimates"] for c in a["contexts"]] == [c["estimates"] for c in b["contexts"]]
+assert a["summary"] == b["summary"]
+PY
+then
+	ok "a version 12 file's binary64 sample sums read, and merge into version 13 unchanged"
+else
+	notok "version 12 sampled file: version $v13"
 fi
 
 # Two runs at the same interval merge into one entry per context (sums of
@@ -201,7 +237,7 @@ ver=$(od -A n -t u4 -j 8 -N 4 "$tmp/exact.memprof" | tr -d ' ')
 if "$MD" show --format=json --binary="$tmp/sites" "$exact" |
 	python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(d["summary"]["sampled"] or any("estimates" in c for c in d["contexts"]))' &&
    { [ "$ver" = 10 ] || [ "$ver" = 12 ]; }; then
-	ok "an exact profile has no estimates, and merges to version $ver (10 as before, 12 with frames of files found by build id), not 11"
+	ok "an exact profile has no estimates, and merges to version $ver (10 as before, 12 with frames of files found by build id), not 13"
 else
 	notok "exact profile: version $ver or estimates shown"
 fi

@@ -185,7 +185,7 @@ def main():
     rec0 = records + get(orig, "I", item0 + 12)
 
     # Header.
-    case("version-8", "unsupported indexed profile version 8 (supported: 9 to 12)",
+    case("version-8", "unsupported indexed profile version 8 (supported: 9 to 13)",
          lambda b: put(b, "I", 8, 8))
     case("hash-type-2", "unsupported hash type 2", lambda b: put(b, "I", 12, 2))
     write("truncated", orig[:size // 2],
