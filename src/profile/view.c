@@ -952,6 +952,37 @@ static int add_behind(struct view *v, struct view_input *in,
 	return b.nomem || r ? -1 : 0;
 }
 
+/*
+ * Is QUERY, which no context has as its first frame, a function of F's
+ * stack entries, by linkage or demangled name: one the profile has only
+ * calls through?  -1 when out of memory.  (Only when --function finds
+ * nothing: it reads every entry.)
+ */
+static int only_calls_through(const struct idx_file *f, const char *query)
+{
+	struct sym_demangler dm;
+	int r = 0;
+
+	sym_demangler_init(&dm);
+	for (uint32_t e = 0; e < f->nframes && !r; e++) {
+		struct idx_frame_buf fb;
+		struct mp_frame fr;
+		const char *pretty;
+
+		idx_entry_frame(f, e, &fr, &fb);
+		if (!fr.function)
+			continue;
+		if (strcmp(fr.function, query) == 0)
+			r = 1;
+		else if (!(pretty = sym_demangled(&dm, fr.function)))
+			r = -1;
+		else
+			r = names(query, pretty);
+	}
+	sym_demangler_release(&dm);
+	return r;
+}
+
 static enum mp_errcode add_indexed(struct view *v, const char *path,
 				   struct mp_buf *buf, const char *function,
 				   struct mp_err *err)
@@ -996,6 +1027,16 @@ static enum mp_errcode add_indexed(struct view *v, const char *path,
 			r = -1;
 		else if (r == -2 && a.seen > seen)
 			r = 0;	/* found behind the hidden frames only */
+	}
+	if (r == -2) {
+		int calls = only_calls_through(f, function);
+
+		if (calls < 0)
+			r = -1;
+		else if (calls)
+			mp_fail(err, MP_E_NOT_FOUND, "no context allocated in "
+				"function '%s': the profile has only calls "
+				"through it", function);
 	}
 	rc = ctx_add_end(&a, r == 0);
 	if (r == -2)

@@ -179,3 +179,14 @@ assert c[0]["mib"]["AllocCount"] == 1000' "$tmp/f.json" &&
 "$MD" show --function=nosuch "$tmp/w1.memprof" >/dev/null 2>"$tmp/err"
 [ $? -eq 1 ] && grep -q "no function 'nosuch'" "$tmp/err" && ok "show --function of an unknown name" ||
 	notok "show --function unknown"
+# A function the profile has only as a caller (main): said so, not "no
+# function", by linkage and by demangled name.
+"$MD" show --function=main "$tmp/w1.memprof" >/dev/null 2>"$tmp/err"; r1=$?
+grep -q "no context allocated in function 'main': the profile has only calls through it" "$tmp/err"; g1=$?
+"$MD" show --function='main' "$tmp/ab.memprof" >/dev/null 2>"$tmp/err2"; r2=$?
+"$MD" show --function='vector_growth()' "$tmp/ab.memprof" >/dev/null 2>"$tmp/err3"; r3=$?
+if [ "$r1$g1$r2$r3" = 1011 ] && grep -q "only calls through it" "$tmp/err3"; then
+	ok "show --function of a function the profile has only as a caller says so"
+else
+	notok "show --function=main: $r1$g1$r2$r3 $(cat "$tmp/err" "$tmp/err3")"
+fi
