@@ -1254,10 +1254,10 @@ struct job {
 	uint8_t bid[RAW_BUILD_ID_MAX];
 	uint32_t bid_size;
 	bool unclassed;		/* merge_result's */
+	bool more_bids;		/* likewise */
 	bool other_program;	/* likewise, with other_bid */
 	uint8_t other_bid[RAW_BUILD_ID_MAX];
 	uint32_t other_bid_size;
-	bool more_bids;		/* likewise */
 };
 
 /*

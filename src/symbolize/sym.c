@@ -1062,12 +1062,11 @@ static enum mp_errcode no_binary_v3(struct sym_ctx *ctx,
 			       hex, (unsigned long long)s->start,
 			       (unsigned long long)s->end, why);
 	}
-	if (b && b->warned)
+	/* Another program's profile: the caller names the input. */
+	if ((mismatch && ctx->opt.caller_names_others) || (b && b->warned))
 		return MP_OK;
 	if (b)
 		b->warned = true;
-	if (mismatch && ctx->opt.caller_names_others)
-		return MP_OK;
 	else if (!first_time(ctx, mp_hash_bytes(s->build_id, s->build_id_size, 3)))
 		return MP_OK;
 	if (!s->build_id_size)
