@@ -152,8 +152,12 @@ enum mp_errcode sym_stack_symbolize(struct sym_ctx *sym,
 			stats->all_runtime++;
 		start = 0;
 	} else if (!keep_runtime) {
-		memmove(st->f, st->f + start, (st->n - start) * sizeof(*st->f));
-		st->n -= start;
+		/* (An empty stack has no frames to move: F may be NULL.) */
+		if (start) {
+			memmove(st->f, st->f + start,
+				(st->n - start) * sizeof(*st->f));
+			st->n -= start;
+		}
 		drop_stale(st, stats);
 	}
 	if (stats) {
