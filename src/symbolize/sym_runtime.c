@@ -17,7 +17,8 @@ static bool starts(const char *s, const char *prefix)
 	return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-/* C allocation entry points; glibc also exports them as __libc_NAME. */
+/* C allocation entry points; glibc also names them __libc_NAME, and its
+ * internal calls __GI_NAME. */
 static const char *const c_alloc[] = {
 	"malloc", "calloc", "realloc", "reallocarray", "free", "cfree",
 	"posix_memalign", "aligned_alloc", "memalign", "valloc", "pvalloc",
@@ -85,7 +86,10 @@ static bool runtime_function(const char *fn)
 	for (i = 0; i < N(rt_prefix); i++)
 		if (starts(fn, rt_prefix[i]))
 			return true;
-	p = starts(fn, "__libc_") ? fn + 7 : fn;
+	/* glibc's names for its own calls: __GI___strdup (its DWARF's,
+	 * from libc6-dbg), __libc_malloc, __GI___libc_malloc. */
+	p = starts(fn, "__GI_") ? fn + 5 : fn;
+	p = starts(p, "__libc_") ? p + 7 : p;
 	for (i = 0; i < N(c_alloc); i++)
 		if (strcmp(p, c_alloc[i]) == 0)
 			return true;

@@ -1318,6 +1318,7 @@ START_TEST(runtime_rule)
 		"malloc", "calloc", "realloc", "free", "posix_memalign",
 		"aligned_alloc", "memalign", "valloc", "pvalloc",
 		"reallocarray", "strdup", "__libc_malloc", "__libc_calloc",
+		"__GI___strdup", "__GI___strndup", "__GI___libc_malloc",
 		"__interceptor_malloc", "___interceptor_malloc",
 		"__interceptor_trampoline_malloc", "__memprof_malloc",
 		"memprof_rt_alloc", "__sanitizer_print_stack_trace",
@@ -1338,6 +1339,7 @@ START_TEST(runtime_rule)
 	};
 	static const char *const user[] = {
 		"main", "mallocx", "my_malloc", "xmalloc", "freeze",
+		"__GI_main", "__GI___open", "__GI_",
 		"_ZNSt12_Vector_baseIiSaIiEE11_M_allocateEm",
 		"_ZNSt6vectorIiSaIiEE9push_backERKi",
 		"_ZNSt15__new_allocatorIiE10constructIiJEEEvPT_DpOT0_",
