@@ -1637,9 +1637,26 @@ static struct sym_cu *find_cu(struct sym_module *m, uint64_t a)
 		else
 			hi = mid;
 	}
-	for (size_t k = 0; k < 16 && lo > 0; k++, lo--)
-		if (a < m->cur[lo - 1].hi)
-			return &m->cus[m->cur[lo - 1].cu];
+	for (size_t k = 0; k < 16 && lo > 0; k++, lo--) {
+		const struct sym_cu_range *r = &m->cur[lo - 1];
+		size_t cu = r->cu;
+
+		if (a >= r->hi)
+			continue;
+		/*
+		 * Units claiming the same range: an inline function that
+		 * several objects emitted, of which the linker kept the
+		 * first one's code and (GNU ld, same size) pointed the
+		 * others' DWARF at it too, though it may describe other
+		 * code (other inlining).  The first unit's, in link order,
+		 * is the code's, as llvm-symbolizer has it.
+		 */
+		for (; lo > 1 && m->cur[lo - 2].lo == r->lo &&
+		       m->cur[lo - 2].hi == r->hi; lo--)
+			if (m->cur[lo - 2].cu < cu)
+				cu = m->cur[lo - 2].cu;
+		return &m->cus[cu];
+	}
 	/* A CU without ranges on its DIE: ask .debug_aranges, if any. */
 	die = dwfl_module_addrdie(m->mod, a + m->dwbias, &bias);
 	if (!die)
@@ -2339,7 +2356,7 @@ static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
  * which no contents match), sparing the cold run the hashing.
  */
 /* Change it whenever symbolize() may answer differently: old entries go. */
-#define SYM_RULES "memprof-data sym 2"
+#define SYM_RULES "memprof-data sym 3"
 
 static void fp_mix(uint64_t h[2], const void *p, size_t n)
 {

@@ -1,0 +1,6 @@
+#include "s.h"
+
+S *make_b()
+{
+	return new S;
+}
