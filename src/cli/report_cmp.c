@@ -203,6 +203,18 @@ static bool emit_frames(struct emit *e, const struct cmp *c,
 	return true;
 }
 
+/* A row's function: its linkage name, and its demangled one when DM has
+ * another, as show gives a frame's. */
+static void emit_function(struct emit *e, const char *fn,
+			  struct sym_demangler *dm)
+{
+	const char *pretty = dm && fn ? sym_demangled(dm, fn) : NULL;
+
+	emit_str(e, "function", fn);
+	if (pretty && pretty != fn)
+		emit_str(e, "demangled", pretty);
+}
+
 /*
  * Classes per side, and the matched contexts whose class flips; returns
  * the number of flips, or SIZE_MAX when out of memory.
@@ -256,7 +268,7 @@ static size_t emit_hot_cold(struct emit *e, const struct cmp *c,
 			continue;
 		listed++;
 		emit_object(e, NULL);
-		emit_str(e, "function", c->functions[x->function]);
+		emit_function(e, c->functions[x->function], o->demangler);
 		emit_str(e, "base", mib_type_name(k[0]));
 		emit_str(e, "test", mib_type_name(k[1]));
 		emit_u64(e, "base_TotalSize", x->mib[0]->v[MIB_TotalSize]);
@@ -319,7 +331,7 @@ bool report_overlap(struct emit *e, const struct cmp *c,
 		cmp_totals(c, MIB_AllocCount, fns[i], a);
 		cmp_totals(c, MIB_TotalSize, fns[i], s);
 		emit_object(e, NULL);
-		emit_str(e, "function", c->functions[fns[i]]);
+		emit_function(e, c->functions[fns[i]], o->demangler);
 		emit_f64(e, "base_AllocCount_share",
 			 share(a[0], c->total[0][MIB_AllocCount]), 6);
 		emit_f64(e, "test_AllocCount_share",
@@ -466,7 +478,7 @@ bool report_diff(struct emit *e, const struct cmp *c,
 		listed++;
 		emit_object(e, NULL);
 		emit_str(e, "status", status_of(r, o->sort));
-		emit_str(e, "function", r->function);
+		emit_function(e, r->function, o->cmp.demangler);
 		if (r->entry && !emit_frames(e, c, r->entry, &sp)) {
 			printer_release(&sp);
 			free(rows);

@@ -144,3 +144,25 @@ head -c 1000 "$S/grow1.profraw" >"$tmp/cut.profraw"
 [ $r -eq 0 ] && grep -q "warning: no context of 'tests/fixtures/basic.pie.v4.profraw' matches one of 'tests/fixtures/cxx.v4.profraw' by column: different programs or builds?" "$tmp/err" &&
 	ok "two programs with nothing in common: a warning, the report still made" ||
 	notok "nothing in common: status $r: $(cat "$tmp/err")"
+
+# Function rows name the function as show names a frame: its linkage name
+# and, unless --no-demangle, its demangled one.
+"$MD" merge --no-progress -o "$tmp/cxx.memprof" --binary=tests/fixtures/cxx.pie \
+	tests/fixtures/cxx.v4.profraw 2>/dev/null
+"$MD" diff --by=function --format=json "$tmp/cxx.memprof" "$tmp/cxx.memprof" >"$tmp/fd.json"
+"$MD" diff --by=function --format=json --no-demangle "$tmp/cxx.memprof" "$tmp/cxx.memprof" >"$tmp/fdn.json"
+"$MD" overlap --format=json "$tmp/cxx.memprof" "$tmp/cxx.memprof" >"$tmp/fo.json"
+if python3 - "$tmp/fd.json" "$tmp/fdn.json" "$tmp/fo.json" <<'PY'
+import json, sys
+d, n, o = (json.load(open(f)) for f in sys.argv[1:])
+rows = {r["function"]: r for r in d["rows"]}
+assert rows["_Z10scalar_newv"]["demangled"] == "scalar_new()", rows
+assert all("demangled" not in r for r in n["rows"])
+fns = {f["function"]: f for f in o["functions"]}
+assert fns["_Z9array_newv"]["demangled"] == "array_new()", fns
+PY
+then
+	ok "diff --by=function and overlap's functions: linkage and demangled names, none with --no-demangle"
+else
+	notok "function rows' names"
+fi
