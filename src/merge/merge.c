@@ -445,18 +445,16 @@ static enum mp_errcode setup_raw(struct merge *m, struct scratch *s,
 	enum mp_errcode rc = MP_OK;
 
 	for (size_t p = 0; p < rf->nprofiles && !rc; p++) {
-		bool other = false;
-
 		if (main_segment_known(m, &rf->profiles[p]))
 			continue;
 		pthread_mutex_lock(&m->sym_lock);
 		rc = sym_check_profile(m->sym, &rf->profiles[p], err);
+		/* The first such profile's build id is the input's. */
 		if (!rc && !s->other)
-			rc = sym_other_program(m->sym, &rf->profiles[p], &other,
+			rc = sym_other_program(m->sym, &rf->profiles[p], &s->other,
 					       s->other_bid, &s->other_bid_size,
 					       err);
 		pthread_mutex_unlock(&m->sym_lock);
-		s->other |= other;
 	}
 	if (rc)
 		return rc;
@@ -788,6 +786,14 @@ static uint64_t key_space(const struct merge *m, uint64_t key,
 	return space;
 }
 
+/* Frame F's RT_* flags (merge.runtime). */
+static uint8_t rt_flags(const struct mp_frame *f)
+{
+	return ((f->flags & MP_FRAME_RUNTIME) && !(f->flags & MP_FRAME_ALLOC_LIB)
+		? RT_LEADING : 0) |
+	       (f->flags & MP_FRAME_RUNTIME_CODE ? RT_CODE : 0);
+}
+
 /* Symbolize location KEY and intern its frames: location m->nlocs. */
 static enum mp_errcode add_location(struct merge *m, uint64_t key,
 				    struct mp_err *err)
@@ -833,10 +839,7 @@ static enum mp_errcode add_location(struct merge *m, uint64_t key,
 		 * stay, flagged, for the compiler's matching (show hides
 		 * them).
 		 */
-		m->runtime[m->nids++] =
-			((m->buf.f[i].flags & MP_FRAME_RUNTIME) &&
-			 !(m->buf.f[i].flags & MP_FRAME_ALLOC_LIB) ? RT_LEADING : 0) |
-			(m->buf.f[i].flags & MP_FRAME_RUNTIME_CODE ? RT_CODE : 0);
+		m->runtime[m->nids++] = rt_flags(&m->buf.f[i]);
 	}
 	if (ht_map_put(&m->loc_map, key, (uint32_t)m->nlocs))
 		return mp_fail(err, MP_E_NOMEM, NULL);
@@ -1356,10 +1359,7 @@ static bool resymbolize(struct idx_add *a, const struct mp_frame *fr,
 		}
 		/* As place() does for raw stacks: the runtime's own frames
 		 * go, the allocator library's stay. */
-		a->xrt[a->nxids++] =
-			((f.flags & MP_FRAME_RUNTIME) &&
-			 !(f.flags & MP_FRAME_ALLOC_LIB) ? RT_LEADING : 0) |
-			(f.flags & MP_FRAME_RUNTIME_CODE ? RT_CODE : 0);
+		a->xrt[a->nxids++] = rt_flags(&f);
 	}
 	*slot = XMAP | (uint32_t)(at + 1);
 	/* Its binary may have nothing for this address either. */
