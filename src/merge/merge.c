@@ -1521,12 +1521,13 @@ struct pipeline {
 	unsigned workers;	/* started: worker k has arena k */
 	/*
 	 * For drain_now(): each input's size (by input), what the inputs not
-	 * taken yet hold, and the wall time spent so far folding how many
-	 * bytes and placing how many stacks.
+	 * taken yet hold, the recent folding rate (fold_rate()) and the wall
+	 * time spent so far placing how many stacks.
 	 */
 	const uint64_t *size;
 	uint64_t left_bytes;
-	uint64_t fold_ns, fold_bytes, place_ns, placed;
+	double fold_ns_per_byte;
+	uint64_t place_ns, placed;
 	bool stop;
 	/* A worker is in symbolize_pending(); and its failure, if any. */
 	bool symbolizing;
@@ -1616,9 +1617,10 @@ static uint64_t now_ns(void)
  * batch goes as soon as there is one (it starts the symbolizer's reading
  * of debug information, and measures how fast stacks are placed); later
  * ones once placing them would take as long as the other workers need to
- * fold the inputs not taken yet, at the rates measured so far.  Each
- * batch starts cold, its tables pushed out of the caches by the folding
- * before it: at N = 64, -j 2, twenty batches of 4096 or more placed late
+ * fold the inputs not taken yet, at the placing rate measured so far and
+ * the folding rate of the last inputs (fold_rate()).  Each batch starts
+ * cold, its tables pushed out of the caches by the folding before it: at
+ * N = 64, -j 2, twenty batches of 4096 or more placed late
  * stacks at 350 to 550 ns each where -j 1's one batch placed them at 210
  * (bench/RESULTS.md, Analysis).  Waiting, most stacks go in one batch
  * beside the later half of the folding, in three or four batches in all,
@@ -1636,11 +1638,11 @@ static bool drain_now(const struct pipeline *p, size_t pending)
 		return pending > 0;
 	if (pending < DRAIN_BATCH)
 		return false;
-	if (p->workers < 2 || !p->placed || !p->fold_bytes)
+	if (p->workers < 2 || !p->placed || !p->fold_ns_per_byte)
 		return true;
 	place = (double)pending * (double)p->place_ns / (double)p->placed;
-	fold = (double)p->left_bytes * (double)p->fold_ns /
-	       (double)p->fold_bytes / (p->workers - 1);
+	fold = (double)p->left_bytes * p->fold_ns_per_byte /
+	       (p->workers - 1);
 	return place >= fold;
 }
 
@@ -1686,6 +1688,34 @@ static void drain(struct pipeline *p)
 	pthread_mutex_unlock(&p->lock);
 }
 
+/*
+ * How fast inputs fold, in nanoseconds per byte, for drain_now(); p->lock
+ * held.  A mean over the inputs folded last, weighted by size: an input
+ * of SIZE bytes moves the mean by SIZE / (SIZE + FOLD_RATE_SPAN) of the
+ * way to its own rate.  Later inputs fold faster than the first ones,
+ * which find most of their contexts new: at N = 64 the rate over every
+ * input so far overstated the folding left by half, and the batch of new
+ * stacks it started went on 10 to 17 ms after the other worker had run
+ * out of inputs in 3 of 25 runs (the gap between the two workers' ends:
+ * median 2.7 ms, at most 17.0, against 1.2 and 2.7 with this mean;
+ * bench/RESULTS.md, Analysis).
+ */
+#define FOLD_RATE_SPAN 8e6
+
+static void fold_rate(struct pipeline *p, uint64_t ns, uint64_t size)
+{
+	double rate, bytes = (double)size;
+
+	if (!size)
+		return;
+	rate = (double)ns / bytes;
+	if (!p->fold_ns_per_byte)
+		p->fold_ns_per_byte = rate;
+	else
+		p->fold_ns_per_byte += (rate - p->fold_ns_per_byte) * bytes /
+				       (bytes + FOLD_RATE_SPAN);
+}
+
 static void *worker(void *arg)
 {
 	struct pipeline *p = arg;
@@ -1711,8 +1741,7 @@ static void *worker(void *arg)
 		run_input(p->m, &s, &p->in[i], &p->jobs[i]);
 
 		pthread_mutex_lock(&p->lock);
-		p->fold_ns += now_ns() - t0;
-		p->fold_bytes += p->size[i];
+		fold_rate(p, now_ns() - t0, p->size[i]);
 		p->jobs[i].done = true;
 		pthread_cond_broadcast(&p->done);
 		pthread_mutex_unlock(&p->lock);
