@@ -402,7 +402,9 @@ static int write_export(struct merge *m, const struct export_opts *xo,
 		rc = exp_llvm_write(&x, &xo->llvm, of.fp, &err);
 		break;
 	case OUT_PPROF:
-		rc = exp_pprof_write(&v, xo->demangle ? &dm : NULL, of.fp, &err);
+		rc = exp_pprof_write(&v, xo->demangle ? &dm : NULL,
+				     m->modules, m->nmodules, m->program,
+				     of.fp, &err);
 		break;
 	case OUT_SVG:
 		rc = exp_flame_write_svg(fl, &fo, of.fp, &err);

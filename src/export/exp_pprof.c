@@ -81,6 +81,8 @@ struct pprof {
 	struct exp_interned strings, functions, locations, mappings;
 	struct exp_names keys;		/* names and files in locations' keys */
 	struct sym_demangler *dm;
+	const struct sym_module_info *mods;	/* modules known by path */
+	size_t nmods;
 	bool failed;
 };
 
@@ -138,26 +140,52 @@ static uint64_t function_id(struct pprof *p, const struct mp_frame *f)
 	return (uint64_t)id + 1;
 }
 
-/* The mapping of an unsymbolized frame's module (0: none known). */
-static uint64_t mapping_id(struct pprof *p, const struct mp_frame *f)
+/* The module of P->mods with build id BID (N bytes), or NULL. */
+static const struct sym_module_info *known_module(const struct pprof *p,
+						  const uint8_t *bid,
+						  uint32_t n)
+{
+	for (size_t k = 0; k < p->nmods; k++)
+		if (p->mods[k].build_id_size == n &&
+		    !memcmp(p->mods[k].build_id, bid, n))
+			return &p->mods[k];
+	return NULL;
+}
+
+/*
+ * The mapping of the module whose build id is BID (N bytes): its id, 0 if
+ * N is 0.  A module the symbolizer knew (a --binary, or a library or debug
+ * file found by build id) is named by its path, so that pprof names its
+ * frames "[libstdc++.so.6]", and marked as symbolized: what stays an
+ * address there has no symbol in the file, and pprof need not look again.
+ * Any other is named by its build id, which pprof can look for under
+ * PPROF_BINARY_PATH.
+ */
+static uint64_t mapping_id(struct pprof *p, const uint8_t *bid, uint32_t n)
 {
 	char hex[2 * 255 + 1];
+	const struct sym_module_info *mi;
 	struct pb msg = { 0 };
 	bool added;
 	int64_t id;
 
-	if (!f->build_id_size)
+	if (!n)
 		return 0;
-	mp_frame_build_id_hex(f, hex, sizeof(hex));
+	mp_hex(bid, n, hex, sizeof(hex));
 	id = exp_intern(&p->mappings, hex, strlen(hex), &added);
 	if (id < 0) {
 		p->failed = true;
 		return 0;
 	}
 	if (added) {
+		mi = known_module(p, bid, n);
 		pb_uint(&msg, 1, (uint64_t)id + 1);
-		pb_uint(&msg, 5, (uint64_t)str_id(p, hex));
+		pb_uint(&msg, 5, (uint64_t)str_id(p, mi ? mi->path : hex));
 		pb_uint(&msg, 6, (uint64_t)str_id(p, hex));
+		/* has_functions, has_filenames, has_line_numbers,
+		 * has_inline_frames */
+		for (unsigned field = 7; field <= 10; field++)
+			pb_uint(&msg, field, mi != NULL);
 		p->failed |= msg.oom;
 		pb_sub(&p->out, 3, msg.d, msg.n);
 		free(msg.d);
@@ -230,7 +258,7 @@ static uint64_t location_id(struct pprof *p, const struct mp_frame *f,
 		return (uint64_t)id + 1;
 	pb_uint(&msg, 1, (uint64_t)id + 1);
 	if (!mp_frame_symbolized(&f[0])) {
-		pb_uint(&msg, 2, mapping_id(p, &f[0]));
+		pb_uint(&msg, 2, mapping_id(p, f[0].build_id, f[0].build_id_size));
 		pb_uint(&msg, 3, mp_frame_where(&f[0]));
 	} else {
 		for (uint32_t k = 0; k < n; k++) {
@@ -345,9 +373,11 @@ static enum mp_errcode gzip_write(const struct pb *b, FILE *out,
 }
 
 enum mp_errcode exp_pprof_write(struct view *v, struct sym_demangler *dm,
-				FILE *out, struct mp_err *err)
+				const struct sym_module_info *mods,
+				size_t nmods, int32_t program, FILE *out,
+				struct mp_err *err)
 {
-	struct pprof p = { .dm = dm };
+	struct pprof p = { .dm = dm, .mods = mods, .nmods = nmods };
 	enum mp_errcode rc = MP_OK;
 
 	str_id(&p, "");		/* string 0 must be "" */
@@ -355,6 +385,11 @@ enum mp_errcode exp_pprof_write(struct view *v, struct sym_demangler *dm,
 	value_type(&p, 1, "total_lifetime", "milliseconds");
 	value_type(&p, 1, "access_count", "count");
 	value_type(&p, 1, "alloc_space", "bytes");	/* last: the default */
+	/* The program first: pprof's header names the first mapping's file
+	 * ("File: app"). */
+	if (program >= 0 && (size_t)program < nmods)
+		mapping_id(&p, mods[program].build_id,
+			   mods[program].build_id_size);
 	for (size_t i = 0; i < v->ncontexts && !rc; i++) {
 		if ((rc = view_frames(v, &v->contexts[i], err)))
 			break;

@@ -127,11 +127,16 @@ struct sym_demangler;
  * default thresholds).  A location is one PC with its inline frames,
  * callee first; a function carries its demangled name (through DM, may be
  * NULL), linkage name, file and first line; an unsymbolized frame stays
- * an address in the mapping of its module's build id.  Fails with
+ * an address in the mapping of its module's build id.  Modules MODS[0..
+ * NMODS-1] (those a symbolizer knew) name their mappings by path, marked
+ * symbolized; others are named by build id.  MODS[PROGRAM], if PROGRAM is
+ * not -1, is the first mapping, which pprof's header names.  Fails with
  * MP_E_NOMEM, MP_E_IO or view_frames()'s errors.
  */
 enum mp_errcode exp_pprof_write(struct view *v, struct sym_demangler *dm,
-				FILE *out, struct mp_err *err);
+				const struct sym_module_info *mods,
+				size_t nmods, int32_t program, FILE *out,
+				struct mp_err *err);
 
 /*
  * V as folded stacks: one line per context whose VALUE field is not 0,

@@ -148,6 +148,7 @@ void merge_init(struct merge *m, const struct merge_opts *opts,
 	if (m->opts.jobs == 0)
 		m->opts.jobs = 1;
 	m->sym = sym;
+	m->program = -1;
 	ctab_init(&m->tab);
 	pthread_mutex_init(&m->lock, NULL);
 	pthread_mutex_init(&m->sym_lock, NULL);
@@ -232,6 +233,11 @@ void merge_release(struct merge *m)
 	if (!m || !m->opts.jobs)
 		return;
 	free_folded(m);
+	for (size_t k = 0; k < m->nmodules; k++) {
+		free((char *)m->modules[k].path);
+		free((uint8_t *)m->modules[k].build_id);
+	}
+	free(m->modules);
 	pthread_mutex_destroy(&m->lock);
 	pthread_mutex_destroy(&m->sym_lock);
 	pthread_mutex_destroy(&m->b_lock);
@@ -1854,6 +1860,38 @@ static uint64_t plan_inputs(const struct merge_input *in, size_t n,
 	return max;
 }
 
+/* Describe the modules addresses were looked up in (m->modules). */
+static enum mp_errcode keep_modules(struct merge *m, struct mp_err *err)
+{
+	struct sym_module_info mi;
+	size_t amodules = 0;
+
+	for (int32_t k = 0; sym_module_info(m->sym, k, &mi); k++) {
+		struct sym_module_info *c;
+		uint8_t *bid = NULL;
+		char *path;
+
+		if (!mi.addrs)
+			continue;
+		if (!MP_GROW(m->modules, amodules, m->nmodules + 1) ||
+		    !(path = strdup(mi.path)))
+			return mp_fail(err, MP_E_NOMEM, NULL);
+		if (mi.build_id_size && !(bid = malloc(mi.build_id_size))) {
+			free(path);
+			return mp_fail(err, MP_E_NOMEM, NULL);
+		}
+		if (bid)
+			memcpy(bid, mi.build_id, mi.build_id_size);
+		if (k == sym_main_module(m->sym))
+			m->program = (int32_t)m->nmodules;
+		c = &m->modules[m->nmodules++];
+		*c = mi;
+		c->path = path;
+		c->build_id = bid;
+	}
+	return MP_OK;
+}
+
 enum mp_errcode merge_run(struct merge *m, const struct merge_input *in,
 			  size_t n, struct mp_err *err)
 {
@@ -1943,6 +1981,8 @@ enum mp_errcode merge_run(struct merge *m, const struct merge_input *in,
 	 * Every frame is interned (strings copied): the debug information,
 	 * tens of MiB for a C library, can go before the builder grows.
 	 */
+	if ((rc = keep_modules(m, err)))
+		return rc;
 	sym_release(m->sym);
 	if (m->good == 0 && m->opts.failure_mode != MERGE_FAIL_WARN)
 		return mp_fail(err, MP_E_NO_INPUT, "no input could be merged");

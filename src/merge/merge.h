@@ -167,6 +167,14 @@ struct merge {
 	uint64_t resymbolized;	/* indexed inputs' unsymbolized stack entries
 				 * symbolized by this merge's binaries */
 	const char *failed_input;	/* the input that stopped the merge */
+	/*
+	 * The modules addresses were looked up in, described as the
+	 * symbolizer had them before its release (their strings the
+	 * merge's), for the exports; PROGRAM the main binary's, or -1.
+	 */
+	struct sym_module_info *modules;
+	size_t nmodules;
+	int32_t program;
 	/* Step 1: raw contexts by stack of location keys. */
 	struct ctab tab;
 	struct merge_arena *arenas;	/* its entries: the main thread's, then

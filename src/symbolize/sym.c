@@ -2728,6 +2728,11 @@ enum mp_errcode sym_lookup(struct sym_ctx *ctx, int32_t module, uint64_t addr,
 
 /* ---- information -------------------------------------------------------- */
 
+int32_t sym_main_module(const struct sym_ctx *ctx)
+{
+	return ctx->main;
+}
+
 bool sym_module_info(const struct sym_ctx *ctx, int32_t module,
 		     struct sym_module_info *out)
 {

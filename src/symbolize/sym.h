@@ -415,6 +415,9 @@ enum mp_errcode sym_module_of_build_id(struct sym_ctx *ctx, const uint8_t *bid,
 struct sym_module *sym_dwarf_to_open(struct sym_ctx *ctx, int32_t module);
 void sym_open_dwarf(struct sym_module *m);
 
+/* The main binary's module: the first binary added, or -1. */
+int32_t sym_main_module(const struct sym_ctx *ctx);
+
 /* Describe module MODULE; false if there is no such module. */
 bool sym_module_info(const struct sym_ctx *ctx, int32_t module,
 		     struct sym_module_info *out);

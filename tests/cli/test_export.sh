@@ -114,6 +114,38 @@ else
 	notok "pprof labels (samples, alloc_type, size): $(cat labels)"
 fi
 
+# Mappings: the program first (pprof's header names it), a module the
+# symbolizer knew named by its path and marked symbolized (a stripped
+# program's frames stay addresses there: pprof shows "[cxx.stripped]" and
+# does not look again), a module nothing here knew by its build id, for
+# PPROF_BINARY_PATH.
+go tool pprof -top -symbolize=none c.pb.gz 2>/dev/null | sed -n 1p >head
+go tool pprof -raw -symbolize=none c.pb.gz 2>/dev/null | sed -n '/^Mappings/{n;p;}' >map1
+if [ "$(cat head)" = "File: cxx.pie" ] &&
+   grep -q "^1: .*/cxx.pie [0-9a-f]\{40\} \[FN\]\[FL\]\[LN\]\[IN\]$" map1; then
+	ok "pprof: the program is the first mapping, by path, symbolized ('File: cxx.pie')"
+else
+	notok "pprof's header and first mapping: $(cat head) / $(cat map1)"
+fi
+cp "$FX/cxx.pie" cxx.stripped && strip --strip-all cxx.stripped
+"$MD" merge --no-progress --format=pprof -o s.pb.gz --binary=cxx.stripped \
+	"$FX/cxx.v4.profraw" 2>/dev/null
+"$MD" merge --no-progress --format=pprof -o n.pb.gz "$FX/cxx.v4.profraw" 2>/dev/null
+go tool pprof -top -symbolize=none s.pb.gz 2>/dev/null | grep -c '  \[cxx.stripped\]$' >stripped
+go tool pprof -raw -symbolize=none s.pb.gz 2>/dev/null | sed -n '/^Mappings/{n;p;}' >map1
+if [ "$(cat stripped)" = 1 ] &&
+   grep -q "^1: .* cxx.stripped [0-9a-f]\{40\} \[FN\]\[FL\]\[LN\]\[IN\]$" map1; then
+	ok "pprof: a stripped program's frames in its mapping, by name, not looked up again"
+else
+	notok "pprof of a stripped program: $(cat stripped) [cxx.stripped] rows, mapping $(cat map1)"
+fi
+go tool pprof -raw -symbolize=none n.pb.gz 2>/dev/null | sed -n '/^Mappings/{n;p;}' >map1
+if grep -q "^1: 0x0/0x0/0x0 \([0-9a-f]\{40\}\) \1 *$" map1; then
+	ok "pprof: a module no binary names is its build id, left for pprof to symbolize"
+else
+	notok "pprof mapping of an unknown module: $(cat map1)"
+fi
+
 # Each location's lines carry the frames' columns (Line.column, field 3):
 # the (function, line, column) of every line in the file are those show
 # prints for the same profile.
