@@ -80,7 +80,10 @@ static bool emit_frame(struct emit *e, const struct mp_frame *f,
 		if (pretty && pretty != f->function)
 			emit_str(e, "demangled", pretty);
 		emit_str(e, "file", f->file);
-		emit_u64(e, "line", f->line);
+		if (f->flags & MP_FRAME_GUID)
+			emit_i64(e, "line", mp_frame_line_offset(f));
+		else
+			emit_u64(e, "line", f->line);
 		emit_u64(e, "column", f->column);
 		emit_u64(e, "discriminator", f->discriminator);
 		emit_bool(e, "inlined", mp_frame_inlined(f));

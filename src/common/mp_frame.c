@@ -75,13 +75,16 @@ size_t mp_frame_format(const struct mp_frame *f, const char *name, char *buf,
 			name = f->function ? f->function : "??";
 		fmt_str(&w, name);
 		if (f->flags & MP_FRAME_GUID) {
-			fmt_put(&w, " +", 2);
+			int64_t off = mp_frame_line_offset(f);
+
+			fmt_put(&w, off < 0 ? " -" : " +", 2);
+			fmt_u64(&w, (uint64_t)(off < 0 ? -off : off));
 		} else {
 			fmt_put(&w, " ", 1);
 			fmt_str(&w, f->file ? f->file : "??");
 			fmt_put(&w, ":", 1);
+			fmt_u64(&w, f->line);
 		}
-		fmt_u64(&w, f->line);
 		fmt_put(&w, ":", 1);
 		fmt_u64(&w, f->column);
 		if (f->discriminator && !(f->flags & MP_FRAME_GUID)) {

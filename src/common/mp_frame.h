@@ -77,6 +77,16 @@ static inline bool mp_frame_inlined(const struct mp_frame *f)
 }
 
 /*
+ * The line of an LLVM frame (MP_FRAME_GUID) as the offset it is from its
+ * function's first line: LLVM stores a uint32 that wraps for a line above
+ * the function's start (#line directives, line 0 of compiler-made code).
+ */
+static inline int64_t mp_frame_line_offset(const struct mp_frame *f)
+{
+	return (int32_t)f->line;
+}
+
+/*
  * Where an unsymbolized frame is, as the indexed format and the compare
  * keys name it: its offset in its module when it has a build id or came
  * from an indexed file, else (a raw frame without a build id) its
@@ -114,7 +124,8 @@ static inline int mp_frame_class(const struct mp_frame *f)
  * linkage name, "??" for what is unknown.  Unsymbolized:
  * "BUILDID+0xOFFSET", "0xADDRESS" for a raw frame without a build id, or
  * "?+0xOFFSET" for an indexed one without.  A frame of LLVM's format
- * (MP_FRAME_GUID) is "guid:HEX +LINE:COLUMN[ (inlined)]".
+ * (MP_FRAME_GUID) is "guid:HEX +LINE:COLUMN[ (inlined)]", LINE the offset
+ * from the function's first line ("-LINE" when above it).
  */
 char *mp_frame_string(const struct mp_frame *f, const char *name);
 

@@ -714,3 +714,24 @@ if objcopy --strip-debug hc hc.stripped &&
 else
 	notok "objcopy --strip-debug failed"
 fi
+
+# A line above its function's first line (#line, as yacc's output has):
+# LLVM's offset is a uint32 that wraps; show prints it signed, "-1", in
+# text and JSON, the same from our file and from llvm-profdata-19's.
+if clang-19 $CF "$SRC/line_above.c" -o la 2>err &&
+   (MEMPROF_OPTIONS=log_path="$tmp/la.prof" ./la) 2>>err; then
+	la=$(ls la.prof.*)
+	"$MD" merge --format=llvm --no-progress -o la.ours --binary=la $la 2>/dev/null
+	llvm-profdata-19 merge --profiled-binary la $la -o la.theirs 2>/dev/null
+	for f in ours theirs; do
+		"$MD" show --binary=la la.$f 2>/dev/null | grep -c '^      - make -1:6$' >$f.text
+		"$MD" show --format=json la.$f 2>/dev/null | grep -c '"line": -1,' >$f.json
+	done
+	if [ "$(cat ours.text ours.json theirs.text theirs.json)" = "$(printf '1\n1\n1\n1')" ]; then
+		ok "a line above its function's start: 'make -1:6', JSON line -1, from our LLVM file and llvm-profdata-19's"
+	else
+		notok "line above the function: text $(cat ours.text)/$(cat theirs.text), JSON $(cat ours.json)/$(cat theirs.json): $("$MD" show --binary=la la.ours 2>&1 | grep make)"
+	fi
+else
+	notok "build and run tests/cli/src/line_above.c: $(cat err)"
+fi
