@@ -721,20 +721,45 @@ struct find_fn {
 	bool nomem;
 };
 
-/* Does QUERY name PRETTY, a demangled name, with or without its
- * parameter list? */
+/*
+ * Does a name end where REST starts: at the end, at its parameter list,
+ * or at template arguments followed by it ("make" of "make<int>(long)")?
+ */
+static bool name_ends(const char *rest)
+{
+	int depth = 0;
+
+	if (*rest == '<') {
+		do {
+			depth += *rest == '<' ? 1 : *rest == '>' ? -1 : 0;
+			rest++;
+		} while (*rest && depth > 0);
+		return *rest == '(';
+	}
+	return *rest == '\0' || *rest == '(';
+}
+
+/*
+ * Does QUERY name PRETTY, a demangled name, with or without the return
+ * type before a function template's name (sym_name_start()), its template
+ * arguments and its parameter list?
+ */
 static bool names(const char *query, const char *pretty)
 {
 	size_t n = strlen(query);
+	const char *bare = pretty + sym_name_start(pretty);
 
-	return strcmp(pretty, query) == 0 ||
-	       (strncmp(pretty, query, n) == 0 && pretty[n] == '(');
+	return (strncmp(pretty, query, n) == 0 && name_ends(pretty + n)) ||
+	       (bare != pretty && strncmp(bare, query, n) == 0 &&
+		name_ends(bare + n));
 }
 
 /*
  * One function of the file: a hit if its demangled name is QUERY, with or
  * without its parameter list ("ns::f" finds "ns::f(int)" and its
- * overloads); else a candidate for the suggestions.
+ * overloads), a function template's return type and template arguments
+ * ("make<int>" and "make" find "int* make<int>(long)"); else a candidate
+ * for the suggestions.
  */
 static int find_one(void *arg, const char *name)
 {
@@ -756,16 +781,17 @@ static int find_one(void *arg, const char *name)
 	}
 	d = distance(s->query, name);
 	if (pretty != name) {
+		const char *start = pretty + sym_name_start(pretty);
 		unsigned dp = distance(s->query, pretty);
-		char *paren = strchr(pretty, '(');
+		char *paren = strchr(start, '(');
 
 		d = dp < d ? dp : d;
 		if (paren) {
 			char bare[256];
-			size_t len = (size_t)(paren - pretty);
+			size_t len = (size_t)(paren - start);
 
 			if (len < sizeof(bare)) {
-				memcpy(bare, pretty, len);
+				memcpy(bare, start, len);
 				bare[len] = '\0';
 				dp = distance(s->query, bare);
 				d = dp < d ? dp : d;

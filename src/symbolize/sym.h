@@ -448,6 +448,15 @@ char *sym_demangle_alloc(const char *name, int *status);
 size_t sym_demangle(const char *name, char *buf, size_t size);
 
 /*
+ * Where the name proper starts in PRETTY, a demangled function name: past
+ * the return type the demangler writes before a function template's name
+ * ("int* make<int>(unsigned long)": 5), else 0.  "(anonymous namespace)",
+ * operator names ("operator new", "operator< <int>") and blanks inside
+ * template arguments are no boundary.
+ */
+size_t sym_name_start(const char *pretty);
+
+/*
  * The same, cached in CTX: the result is owned by CTX.  Returns NAME itself
  * when it is not mangled or demangling fails, and NULL for NULL.
  */

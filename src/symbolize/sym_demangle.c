@@ -147,3 +147,89 @@ const char *sym_demangled(struct sym_demangler *d, const char *name)
 	d->pretty[d->n] = pretty ? pretty : name;
 	return d->pretty[d->n++];
 }
+
+/* ---- the name in a demangled name ---- */
+
+static bool ident_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '_' || c == '$';
+}
+
+/*
+ * Past the operator name at P ("operator" just matched): "()", "[]", a run
+ * of operator characters ("<<=", "->*"), or a word ("new", "delete[]", a
+ * conversion's type "int"), and the blank the demangler puts between
+ * "operator<" and a template argument list.
+ */
+static const char *skip_operator(const char *p)
+{
+	p += 8;
+	if ((p[0] == '(' && p[1] == ')') || (p[0] == '[' && p[1] == ']'))
+		p += 2;
+	else if (*p == ' ')
+		for (p++; ident_char(*p) || *p == '[' || *p == ']'; p++)
+			;
+	else
+		while (*p && strchr("<>=!+-*/%^&|~,", *p))
+			p++;
+	if (p[0] == ' ' && p[1] == '<')
+		p++;
+	return p;
+}
+
+/* Past the balanced group that opens at P ("(...)" or "<...>"). */
+static const char *skip_group(const char *p)
+{
+	int depth = 0;
+
+	do {
+		if (strchr("<([{", *p))
+			depth++;
+		else if (strchr(">)]}", *p))
+			depth--;
+		p++;
+	} while (*p && depth > 0);
+	return p;
+}
+
+static bool keyword_at(const char *pretty, const char *p, const char *kw)
+{
+	size_t n = strlen(kw);
+
+	return !strncmp(p, kw, n) && !ident_char(p[n]) &&
+	       (p == pretty || !ident_char(p[-1]));
+}
+
+size_t sym_name_start(const char *pretty)
+{
+	static const char anon[] = "(anonymous namespace)";
+	size_t start = 0;
+	int depth = 0;
+
+	for (const char *p = pretty; *p;) {
+		if (!strncmp(p, anon, sizeof(anon) - 1)) {
+			p += sizeof(anon) - 1;
+		} else if (keyword_at(pretty, p, "operator")) {
+			p = skip_operator(p);
+		} else if (keyword_at(pretty, p, "decltype")) {
+			/* A return type "decltype (expr)": not the parameters. */
+			p += 8;
+			if (*p == ' ')
+				p++;
+			if (*p == '(')
+				p = skip_group(p);
+		} else {
+			if (depth == 0 && *p == '(')
+				break;		/* the parameter list */
+			if (depth == 0 && *p == ' ')
+				start = (size_t)(p + 1 - pretty);
+			if (strchr("<([{", *p))
+				depth++;
+			else if (strchr(">)]}", *p) && depth > 0)
+				depth--;
+			p++;
+		}
+	}
+	return start;
+}

@@ -149,14 +149,19 @@ bool sym_is_runtime(const char *function, const char *file)
 
 bool sym_alloc_match(const struct sym_alloc_rules *r, const char *function)
 {
-	const char *pretty;
+	const char *pretty, *bare;
 
 	if (!r || !function)
 		return false;
 	pretty = r->dm ? sym_demangled(r->dm, function) : function;
+	/* A function template's demangled name starts with its return
+	 * type: "my_alloc*" matches "int* my_alloc<int>(unsigned long)" as
+	 * the name from its start. */
+	bare = pretty + sym_name_start(pretty);
 	for (size_t i = 0; i < r->n; i++)
 		if (fnmatch(r->globs[i], function, 0) == 0 ||
-		    (pretty != function && fnmatch(r->globs[i], pretty, 0) == 0))
+		    (pretty != function && fnmatch(r->globs[i], pretty, 0) == 0) ||
+		    (bare != pretty && fnmatch(r->globs[i], bare, 0) == 0))
 			return true;
 	return false;
 }

@@ -87,3 +87,34 @@ assert "hot_alloc" not in names and "main" in names, names' "$tmp/d.json" 2>>"$t
 else
 	notok "diff with --alloc-function: $(cat "$tmp/err")"
 fi
+
+# A wrapper that is a function template: its demangled name starts with
+# its return type, "int* my_alloc<int>(unsigned long)".  --alloc-function
+# and --function match the name past it, with or without the template
+# arguments (tests/cli/src/template_alloc.cc).
+if command -v clang++-19 >/dev/null &&
+   clang++-19 -g -O1 -fno-omit-frame-pointer -fmemory-profile \
+	tests/cli/src/template_alloc.cc -o "$tmp/ta" 2>"$tmp/err" &&
+   (MEMPROF_OPTIONS=log_path="$tmp/ta.prof" "$tmp/ta") 2>>"$tmp/err"; then
+	"$MD" merge --no-progress -o "$tmp/ta.memprof" --binary="$tmp/ta" "$tmp"/ta.prof.* 2>/dev/null
+	"$MD" show --format=json --alloc-function='my_alloc*' "$tmp/ta.memprof" | leaf >"$tmp/tleaf"
+	# (and libstdc++'s start-up allocation, no frame of the program)
+	if grep -qx _Z6user_ai "$tmp/tleaf" && grep -qx _Z6user_bi "$tmp/tleaf" &&
+	   ! grep -q my_alloc "$tmp/tleaf"; then
+		ok "--alloc-function='my_alloc*' hides a function template's frames (int* my_alloc<int>(...))"
+	else
+		notok "--alloc-function of a function template: leaves $(tr '\n' ' ' <"$tmp/tleaf")"
+	fi
+	n=
+	for q in 'my_alloc<int>' 'my_alloc<int>(unsigned long)' 'int* my_alloc<int>' my_alloc; do
+		n="$n $("$MD" show --format=json --function="$q" "$tmp/ta.memprof" 2>/dev/null |
+			python3 -c 'import json, sys; print(len(json.load(sys.stdin)["contexts"]))' 2>/dev/null)"
+	done
+	if [ "$n" = " 1 1 1 2" ]; then
+		ok "show --function finds a function template with or without its return type and template arguments"
+	else
+		notok "show --function of a function template: contexts$n (want 1 1 1 2)"
+	fi
+else
+	notok "build and run tests/cli/src/template_alloc.cc: $(cat "$tmp/err")"
+fi

@@ -1492,6 +1492,44 @@ START_TEST(demangle_bounded)
 }
 END_TEST
 
+/* Where a demangled function name's name starts: past a function
+ * template's return type, never inside an operator's name, an anonymous
+ * namespace or template arguments. */
+START_TEST(name_start)
+{
+	static const struct {
+		const char *pretty, *name;
+	} cases[] = {
+		{ "main", "main" },
+		{ "f(int)", "f(int)" },
+		{ "int* my_alloc<int>(unsigned long)", "my_alloc<int>(unsigned long)" },
+		{ "unsigned long const* g<int, long>(int)", "g<int, long>(int)" },
+		{ "std::_MakeUniq<Obj>::__single_object std::make_unique<Obj, "
+		  "char const (&) [37]>(char const (&) [37])",
+		  "std::make_unique<Obj, char const (&) [37]>(char const (&) [37])" },
+		{ "std::vector<int, std::allocator<int> >::push_back(int const&)",
+		  "std::vector<int, std::allocator<int> >::push_back(int const&)" },
+		{ "(anonymous namespace)::h(int)", "(anonymous namespace)::h(int)" },
+		{ "void (anonymous namespace)::k<int>(int)",
+		  "(anonymous namespace)::k<int>(int)" },
+		{ "operator new(unsigned long)", "operator new(unsigned long)" },
+		{ "operator delete[](void*)", "operator delete[](void*)" },
+		{ "bool operator< <int>(X<int> const&, X<int> const&)",
+		  "operator< <int>(X<int> const&, X<int> const&)" },
+		{ "X::operator int() const", "X::operator int() const" },
+		{ "auto main::$_0::operator()<int>(int) const",
+		  "main::$_0::operator()<int>(int) const" },
+		{ "ns::S::operator<<(int)", "ns::S::operator<<(int)" },
+		{ "decltype (({parm#1}.begin)()) std::begin<V>(V&)",
+		  "std::begin<V>(V&)" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ck_assert_str_eq(cases[i].pretty + sym_name_start(cases[i].pretty),
+				 cases[i].name);
+}
+END_TEST
+
 START_TEST(build_id_format)
 {
 	const uint8_t id[4] = { 0x3f, 0x2a, 0x00, 0xff };
@@ -1541,6 +1579,7 @@ static Suite *sym_suite(void)
 	tcase_add_test(t, demangle);
 	tcase_add_test(t, demangle_bounded);
 	tcase_add_test(t, build_id_format);
+	tcase_add_test(t, name_start);
 	suite_add_tcase(s, t);
 	return s;
 }
