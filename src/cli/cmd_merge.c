@@ -702,8 +702,9 @@ int cmd_merge(int argc, char **argv)
 			 ", as llvm-profdata keeps them (--format=llvm, "
 			 "--keep-types)");
 	if (m.stale)
-		cli_note(NULL, "%" PRIu64 " stale return address%s in the "
-			 "profiling runtime's code left out of stacks (met past "
+		cli_note(NULL, "%" PRIu64 " return address%s in the profiling "
+			 "runtime's code left out of stacks past their first "
+			 "frame (its interceptors' frames, or stale ones met past "
 			 "code without frame pointers; llvm-profdata leaves them "
 			 "out too; --keep-runtime keeps them)", m.stale,
 			 m.stale == 1 ? "" : "es");

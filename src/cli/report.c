@@ -401,7 +401,7 @@ static void emit_symbolization(struct emit *e, const struct sym_ctx *sym,
 		 "%" PRIu64 " of %" PRIu64 " frames symbolized; %" PRIu64
 		 " allocator frames dropped; %" PRIu64 " contexts all allocator; %"
 		 PRIu64 " stacks cut at a PC in no segment; %" PRIu64
-		 " stale return addresses in the runtime's code dropped",
+		 " return addresses in the runtime's code dropped past the first frame",
 		 st->symbolized, st->frames, st->runtime_dropped, st->all_runtime,
 		 st->cut, st->stale);
 	emit_object(e, "symbolization");
