@@ -217,6 +217,7 @@ struct progress {
 	size_t unresolved;	/* inputs with merge_result's unresolved */
 	uint64_t unresolved_more;	/* their frames, but the first's */
 	size_t others;		/* inputs with merge_result's other_program */
+	size_t others_skipped;	/* inputs skipped: a binary does not match */
 };
 
 static double now(void)
@@ -248,6 +249,9 @@ static void report(void *arg, const struct merge_result *r)
 		fputc('\n', stderr);	/* off the progress line */
 	if (r->rc != MP_OK && r->fatal)
 		cli_error(r->path, "%s", mp_errmsg(r->err));
+	else if (r->rc == MP_E_BUILD_ID && p->others_skipped++)
+		;	/* a fleet's other programs: the first named, the
+			 * others counted at the end */
 	else if (r->rc != MP_OK)
 		cli_warning(r->path, "%s; input skipped", mp_errmsg(r->err));
 	/* The first named, the others counted (unresolved_note()). */
@@ -681,6 +685,11 @@ int cmd_merge(int argc, char **argv)
 		goto out;
 	}
 	unresolved_note(&prog);
+	if (prog.others_skipped > 1)
+		cli_warning(NULL, "%zu more input%s skipped for a binary that "
+			    "does not match, as the first (profiles of other "
+			    "programs or builds)", prog.others_skipped - 1,
+			    prog.others_skipped == 2 ? "" : "s");
 	if (prog.others > 1)
 		cli_warning(NULL, "%zu more input%s of other programs, their "
 			    "own frames unsymbolized", prog.others - 1,

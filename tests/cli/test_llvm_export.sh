@@ -646,8 +646,9 @@ if [ -n "$(ls mixed.cold.* 2>/dev/null)" ]; then
 	other=$(ls mixed.cold.* | head -n 1)
 	rm -f w.prof w1.prof
 	"$MD" merge --format=llvm --no-progress -o w1.prof --binary=hc --binary=libhc.so $one 2>/dev/null
+	cp "$other" other2.prof && cp "$other" other3.prof
 	"$MD" merge --format=llvm --no-progress --failure-mode=warn -o w.prof \
-		--binary=hc --binary=libhc.so $one "$other" 2>err
+		--binary=hc --binary=libhc.so $one "$other" other2.prof other3.prof 2>err
 	rc=$?
 	"$MD" merge --format=llvm --no-progress -o w2.prof --binary=hc --binary=libhc.so $one "$other" 2>err2
 	rc2=$?
@@ -656,8 +657,10 @@ if [ -n "$(ls mixed.cold.* 2>/dev/null)" ]; then
 	rc3=$?
 	if [ $rc -eq 0 ] && cmp -s w.prof w1.prof &&
 	   grep -q "warning: '$other': 'hc' has build id [0-9a-f]*, the profile's main segment 0x[0-9a-f]*-0x[0-9a-f]* has [0-9a-f]* (the program's binary is needed); input skipped" err &&
+	   [ "$(grep -c 'input skipped' err)" = 1 ] &&
+	   grep -q "warning: 2 more inputs skipped for a binary that does not match, as the first" err &&
 	   [ $rc2 -eq 1 ] && [ ! -e w2.prof ] && [ $rc3 -eq 1 ] && [ ! -e w3.prof ]; then
-		ok "merge --format=llvm, a profile of another program: skipped with a warning under --failure-mode=warn (the other's bytes), an error by default and with --strict"
+		ok "merge --format=llvm, profiles of another program: the first skipped with a warning under --failure-mode=warn, the others counted (the other's bytes), an error by default and with --strict"
 	else
 		notok "another program's profile in an LLVM export: status $rc/$rc2/$rc3: $(cat err err2 err3)"
 	fi
