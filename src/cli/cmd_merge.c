@@ -655,9 +655,12 @@ int cmd_merge(int argc, char **argv)
 	 * only the PCs it cannot symbolize: where some of them are the
 	 * program's, clang gives their calls call sites, so an export that
 	 * cut the stack there gave other IR (cppcheck, libstdc++'s frames).
-	 * So do --keep-types merges, made for a later export.
+	 * And it looks such a PC up in the program's binary as it is, often
+	 * finding a function there (merge_opts.bad_in_main).  So do
+	 * --keep-types merges, made for a later export.
 	 */
 	opts.keep_bad_frames = so.keep_bad_frames || keep_types;
+	opts.bad_in_main = keep_types;
 	opts.read.max_size = so.max_input;
 	prog.show = prog.show && isatty(STDERR_FILENO);
 	prog.start = now();

@@ -105,6 +105,13 @@ struct merge_opts {
 	unsigned jobs;		/* worker threads, >= 1 */
 	bool keep_runtime;
 	bool keep_bad_frames;	/* no cut at a PC in no segment */
+	/*
+	 * For LLVM's format: a PC that lies in no module with a build id (in
+	 * no segment, or in one without) is looked up in the main binary at
+	 * its own value, as llvm-profdata looks up every PC outside the
+	 * profiled binary's text, and takes the frames its DWARF gives.
+	 */
+	bool bad_in_main;
 	/* The program's own allocation wrappers, flagged in indexed inputs
 	 * as the symbolizer flags them in raw ones (allocator-library
 	 * frames: kept, hidden by show). */
