@@ -113,6 +113,13 @@ static bool read_build_id(const char *path, struct sym_lib *lib)
 	Elf *elf = NULL;
 	int fd;
 
+	/*
+	 * libelf reads nothing until told its version, which libdwfl does
+	 * when it opens a module: a library looked for before any module
+	 * was opened (show without --binary) came out unreadable, and every
+	 * library of the cache with it, for the rest of the run.
+	 */
+	elf_version(EV_CURRENT);
 	/* Not blocking on a FIFO: only a regular file is read. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
@@ -192,6 +199,17 @@ const char *sym_libs_find(struct sym_libs *L, const uint8_t *id,
 			return lib->path;
 	}
 	return NULL;
+}
+
+enum mp_errcode sym_libs_add(struct sym_libs *L, const char *path)
+{
+	struct sym_lib *v = realloc(L->v, (L->n + 1) * sizeof(*v));
+
+	if (!v)
+		return MP_E_NOMEM;
+	L->v = v;
+	L->v[L->n++] = (struct sym_lib){ .path = path };
+	return MP_OK;
 }
 
 void sym_libs_release(struct sym_libs *L)
