@@ -1,9 +1,11 @@
 /* The helpers every subcommand shares; the only code that prints errors. */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "common/mp_file.h"
@@ -231,6 +233,38 @@ static char *symbol_cache_dir(void)
 	return s;
 }
 
+/*
+ * Where the runtime's preload library is when this command is the one
+ * built beside it (build/) or installed with it (PREFIX/bin and
+ * PREFIX/lib): a preloaded run's stacks hold its PCs, which are the
+ * runtime's frames only if its file is found.  Returns how many of OUT
+ * it filled (their paths may not exist).
+ */
+static size_t runtime_libs(char *out[2])
+{
+	static const char *const rel[2] = {
+		"/libmemprof_preload.so", "/../lib/libmemprof_preload.so",
+	};
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	size_t filled = 0;
+	char *slash;
+
+	if (n <= 0)
+		return 0;
+	exe[n] = '\0';
+	if (!(slash = strrchr(exe, '/')))
+		return 0;
+	*slash = '\0';
+	for (int i = 0; i < 2; i++) {
+		size_t len = strlen(exe) + strlen(rel[i]) + 1;
+
+		if ((out[filled] = malloc(len)))
+			snprintf(out[filled++], len, "%s%s", exe, rel[i]);
+	}
+	return filled;
+}
+
 int cli_sym_setup(struct cli_sym *o, struct sym_ctx *sym)
 {
 	struct sym_options opt = { 0 };
@@ -254,6 +288,8 @@ int cli_sym_setup(struct cli_sym *o, struct sym_ctx *sym)
 		opt.libs_cache = "/etc/ld.so.cache";
 	if (!o->no_symbol_cache)
 		opt.cache_dir = o->cache_dir = symbol_cache_dir();
+	opt.nruntime_libs = runtime_libs(o->runtime_libs);
+	opt.runtime_libs = (const char *const *)o->runtime_libs;
 	if (o->nalloc_globs) {
 		o->dm = malloc(sizeof(*o->dm));
 		if (!o->dm) {
@@ -281,6 +317,8 @@ void cli_sym_release(struct cli_sym *o)
 	free(o->debug_dirs);
 	free(o->alloc_globs);
 	free(o->cache_dir);
+	free(o->runtime_libs[0]);
+	free(o->runtime_libs[1]);
 	sym_demangler_release(o->dm);
 	free(o->dm);
 	memset(o, 0, sizeof(*o));

@@ -115,6 +115,9 @@ struct cli_sym {
 	bool no_symbol_cache;	/* --no-symbol-cache */
 	bool no_system_libs;	/* --no-system-libraries */
 	char *cache_dir;	/* the symbol cache's directory, or NULL */
+	/* The runtime's preload library beside this command, and where
+	 * make install puts it (sym_options.runtime_libs). */
+	char *runtime_libs[2];
 	uint64_t max_input;	/* --max-input-size; 0: the default */
 	const char *bad_max_input;	/* an unreadable --max-input-size */
 	bool nomem;		/* an option could not be kept */

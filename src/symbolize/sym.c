@@ -335,6 +335,7 @@ void sym_release(struct sym_ctx *ctx)
 	ht_release(&ctx->str_ht);
 	free(ctx->scratch);
 	sym_libs_release(&ctx->libs);
+	sym_libs_release(&ctx->runtime_libs);
 	mp_arena_release(&ctx->arena);
 	memset(ctx, 0, sizeof(*ctx));
 	ctx->main = -1;
@@ -901,18 +902,15 @@ enum mp_errcode sym_add_binary(struct sym_ctx *ctx, const char *path,
 	return MP_OK;
 }
 
-/* A library of this system with B's build id, as a module, or -1. */
-static int32_t find_library(struct sym_ctx *ctx, struct sym_bid *b)
+/* The library at PATH, found by B's build id, as a module, or -1. */
+static int32_t library_module(struct sym_ctx *ctx, const char *path,
+			      struct sym_bid *b)
 {
 	struct sym_module *m;
 	struct mp_err err;
-	const char *path;
 	int32_t idx;
 
-	if (!ctx->opt.libs_cache ||
-	    sym_libs_load(&ctx->libs, ctx->opt.libs_cache, &err) ||
-	    !(path = sym_libs_find(&ctx->libs, b->id, b->size)) ||
-	    module_open(ctx, path, true, &m, &err))
+	if (module_open(ctx, path, true, &m, &err))
 		return -1;
 	/* The file may have been replaced since the cache was read. */
 	if (m->build_id_size != b->size ||
@@ -925,6 +923,31 @@ static int32_t find_library(struct sym_ctx *ctx, struct sym_bid *b)
 	if (module_push(ctx, m, &idx, &err))
 		return -1;
 	return idx;
+}
+
+/*
+ * A library with B's build id, as a module, or -1: the profiling
+ * runtime's (opt.runtime_libs), else one the loader's cache lists.
+ */
+static int32_t find_library(struct sym_ctx *ctx, struct sym_bid *b)
+{
+	struct sym_libs *own = &ctx->runtime_libs;
+	struct mp_err err;
+	const char *path;
+
+	if (!own->loaded) {
+		own->loaded = true;
+		for (size_t i = 0; i < ctx->opt.nruntime_libs; i++)
+			if (sym_libs_add(own, ctx->opt.runtime_libs[i]))
+				break;	/* out of memory: fewer places to look */
+	}
+	if ((path = sym_libs_find(own, b->id, b->size)))
+		return library_module(ctx, path, b);
+	if (!ctx->opt.libs_cache ||
+	    sym_libs_load(&ctx->libs, ctx->opt.libs_cache, &err) ||
+	    !(path = sym_libs_find(&ctx->libs, b->id, b->size)))
+		return -1;
+	return library_module(ctx, path, b);
 }
 
 /*

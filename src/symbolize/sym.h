@@ -176,6 +176,15 @@ struct sym_options {
 	 * for none (sym_libs.c).
 	 */
 	const char *libs_cache;
+	/*
+	 * Library files in which to find, by build id, a module no binary
+	 * was given for, before the loader's cache: the profiling runtime's
+	 * preload library, whose return addresses a preloaded run's stacks
+	 * hold (the command gives the one beside it).  Files that are not
+	 * there are passed over; the strings must outlive the context.
+	 */
+	const char *const *runtime_libs;
+	size_t nruntime_libs;
 };
 
 /* One logical frame: a function, or a function inlined into its caller. */
@@ -274,6 +283,8 @@ enum mp_errcode sym_libs_load(struct sym_libs *L, const char *cache,
  */
 const char *sym_libs_find(struct sym_libs *L, const uint8_t *id,
 			  uint32_t size);
+/* Add the library at PATH (kept, not copied) to L's list, last. */
+enum mp_errcode sym_libs_add(struct sym_libs *L, const char *path);
 void sym_libs_release(struct sym_libs *L);
 
 /*
@@ -308,6 +319,7 @@ struct sym_ctx {
 	struct mp_arena arena;		/* strings and frame arrays */
 	struct sym_stats stats;
 	struct sym_libs libs;		/* opt.libs_cache's, read on first need */
+	struct sym_libs runtime_libs;	/* opt.runtime_libs, likewise */
 };
 
 /* Set up CTX with OPT (copied; NULL = defaults).  Allocates nothing. */

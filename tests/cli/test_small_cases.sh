@@ -187,6 +187,65 @@ else
 	notok "stale runtime return address: $(cat merr)"
 fi
 
+# A preloaded run (LD_PRELOAD=libmemprof_preload.so): a stale return
+# address in the runtime's own code, as a walk of frame pointers past
+# code without them meets, is the runtime's even with no --binary for it:
+# the preload library beside this command is found by its build id, and
+# the PC left out as above.  The profile's first stack with a PC past its
+# leaf gets, there, one inside the runtime's free().
+PRELOAD=$(cd "$(dirname "$MD")" && pwd)/libmemprof_preload.so
+if [ -f "$PRELOAD" ] && command -v cc >/dev/null; then
+	cat >pl.c <<'C'
+#include <stdlib.h>
+__attribute__((noinline)) static void *get(size_t n) { return malloc(n); }
+__attribute__((noinline)) static void *use(size_t n) { void *p = get(n); *(volatile char *)p = 1; return p; }
+int main(void) { for (int i = 0; i < 4; i++) free(use(32 + i)); return 0; }
+C
+	cc -g -O1 -fno-omit-frame-pointer pl.c -o pl &&
+	LD_PRELOAD=$PRELOAD MEMPROF_OPTIONS=log_path="$tmp/pl.prof" ./pl
+	bid=$(readelf -n "$PRELOAD" | awk '/Build ID/ { print $3 }')
+	free_at=$(nm -D --defined-only "$PRELOAD" | awk '$3 == "free" { print $1 }')
+	if python3 - pl.prof.* plstale.profraw "$bid" "$free_at" <<'PY'
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+bid, free_at = bytes.fromhex(sys.argv[3]), int(sys.argv[4], 16)
+magic, version, total, segoff, miboff, stkoff = struct.unpack_from("<6Q", d, 0)
+assert version == 4
+bias = None
+for i in range(struct.unpack_from("<Q", d, segoff)[0]):
+    start, end, off, n = struct.unpack_from("<4Q", d, segoff + 8 + 64 * i)
+    if d[segoff + 8 + 64 * i + 32:][:n] == bid:
+        bias = off
+assert bias is not None, "no segment of the preload library"
+p = stkoff + 8
+for _ in range(struct.unpack_from("<Q", d, stkoff)[0]):
+    sid, npc = struct.unpack_from("<2Q", d, p)
+    if npc >= 3:
+        struct.pack_into("<Q", d, p + 16 + 8, bias + free_at + 9)
+        break
+    p += 16 + 8 * npc
+else:
+    raise SystemExit("no stack of three PCs")
+open(sys.argv[2], "wb").write(d)
+PY
+	then
+		"$MD" show --format=json plstale.profraw >pl.json 2>plerr
+		if python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["symbolization"]["frames"]["stale_runtime_dropped"] == 1, d["symbolization"]
+assert any(m["path"].endswith("libmemprof_preload.so") for m in d["symbolization"]["modules"]), d["symbolization"]["modules"]' pl.json 2>>plerr &&
+		   ! grep -q "$bid" plerr; then
+			ok "a preloaded run: the runtime's stale return address found in the preload library beside the command, left out"
+		else
+			notok "preloaded run's stale runtime PC: $(cat plerr)"
+		fi
+	else
+		notok "could not make a preloaded profile with a stale runtime PC"
+	fi
+else
+	notok "no $PRELOAD beside the command (make builds it)"
+fi
+
 # Issue 17, item 6: show --function takes demangled names, with or without
 # parameters, and suggests the closest names when none matches.
 "$MD" merge --no-progress -o cx.memprof --binary="$FX/cxx.pie" "$FX/cxx.v4.profraw" 2>/dev/null
