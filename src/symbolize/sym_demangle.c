@@ -158,21 +158,26 @@ static bool ident_char(char c)
 
 /*
  * Past the operator name at P ("operator" just matched): "()", "[]", a run
- * of operator characters ("<<=", "->*"), or a word ("new", "delete[]", a
- * conversion's type "int"), and the blank the demangler puts between
- * "operator<" and a template argument list.
+ * of operator characters ("<<=", "->*") and the blank the demangler puts
+ * between "operator<" and a template argument list; or, after a blank,
+ * everything up to the parameter list ("new", "delete[]", a conversion's
+ * type "char const*" or "std::vector<int, std::allocator<int> >").
  */
 static const char *skip_operator(const char *p)
 {
+	int depth = 0;
+
 	p += 8;
-	if ((p[0] == '(' && p[1] == ')') || (p[0] == '[' && p[1] == ']'))
+	if ((p[0] == '(' && p[1] == ')') || (p[0] == '[' && p[1] == ']')) {
 		p += 2;
-	else if (*p == ' ')
-		for (p++; ident_char(*p) || *p == '[' || *p == ']'; p++)
-			;
-	else
+	} else if (*p == ' ') {
+		for (p++; *p && (depth > 0 || *p != '('); p++)
+			depth += *p == '<' ? 1 : *p == '>' && depth > 0 ? -1 : 0;
+		return p;
+	} else {
 		while (*p && strchr("<>=!+-*/%^&|~,", *p))
 			p++;
+	}
 	if (p[0] == ' ' && p[1] == '<')
 		p++;
 	return p;
