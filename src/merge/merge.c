@@ -800,7 +800,6 @@ static uint8_t rt_flags(const struct mp_frame *f)
 	       (f->flags & MP_FRAME_RUNTIME_CODE ? RT_CODE : 0);
 }
 
-/* Symbolize location KEY and intern its frames: location m->nlocs. */
 /*
  * MODULE for a bare address VALUE (opts.bad_in_main): the main binary if
  * its DWARF names a function at VALUE taken as an ELF address, else -1.
@@ -831,6 +830,7 @@ static enum mp_errcode bad_in_main(struct merge *m, uint64_t value,
 	return MP_OK;
 }
 
+/* Symbolize location KEY and intern its frames: location m->nlocs. */
 static enum mp_errcode add_location(struct merge *m, uint64_t key,
 				    struct mp_err *err)
 {
