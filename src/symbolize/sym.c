@@ -952,8 +952,9 @@ static int32_t find_library(struct sym_ctx *ctx, struct sym_bid *b)
 
 /*
  * The module for a build id no binary was registered with: a file found by
- * it in the debug directories, else a library the loader's cache lists,
- * or -1.  The answer is remembered either way.
+ * it in the debug directories, else the runtime's library or one the
+ * loader's cache lists (find_library()), or -1.  The answer is remembered
+ * either way.
  */
 static int32_t find_by_build_id(struct sym_ctx *ctx, struct sym_bid *b)
 {

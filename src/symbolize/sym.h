@@ -43,7 +43,8 @@
  * a build id that no registered binary has, the debug directories are
  * searched for DIR/.build-id/xx/rest, then DIR/.build-id/xx/rest.debug, and
  * a file found there becomes a module too (so libc's frames are symbolized
- * on a system with libc6-dbg); then, with opt.libs_cache, the libraries
+ * on a system with libc6-dbg); then opt.runtime_libs (the profiling
+ * runtime's preload library); then, with opt.libs_cache, the libraries
  * the dynamic loader's cache lists (a stripped libstdc++ is named by its
  * exported symbols).  Version 1 and 2 profiles carry no build id:
  * the first registered binary is the main executable, and it owns the
