@@ -297,8 +297,10 @@ int cli_sym_setup(struct cli_sym *o, struct sym_ctx *sym)
 			return EXIT_ERROR;
 		}
 		sym_demangler_init(o->dm);
+		o->alloc_matched = calloc(o->nalloc_globs, sizeof(bool));
 		o->alloc = (struct sym_alloc_rules){ o->alloc_globs,
-						     o->nalloc_globs, o->dm };
+						     o->nalloc_globs, o->dm,
+						     o->alloc_matched };
 		opt.alloc = &o->alloc;
 	}
 	sym_init(sym, &opt);
@@ -311,11 +313,20 @@ int cli_sym_setup(struct cli_sym *o, struct sym_ctx *sym)
 	return EXIT_OK;
 }
 
+void cli_sym_unmatched(const struct cli_sym *o)
+{
+	for (size_t i = 0; o->alloc_matched && i < o->nalloc_globs; i++)
+		if (!o->alloc_matched[i])
+			cli_warning(NULL, "--alloc-function='%s' matched no "
+				    "function of the inputs", o->alloc_globs[i]);
+}
+
 void cli_sym_release(struct cli_sym *o)
 {
 	free(o->binaries);
 	free(o->debug_dirs);
 	free(o->alloc_globs);
+	free(o->alloc_matched);
 	free(o->cache_dir);
 	free(o->runtime_libs[0]);
 	free(o->runtime_libs[1]);

@@ -106,6 +106,7 @@ struct cli_sym {
 	size_t nalloc_globs, aalloc_globs;
 	struct sym_demangler *dm;	/* for demangled names in patterns */
 	struct sym_alloc_rules alloc;	/* what cli_sym_setup() made */
+	bool *alloc_matched;		/* its matched flags */
 	bool strict, keep_runtime;
 	bool strict_main;	/* the main segment needs its binary */
 	/* The command names inputs of another program itself
@@ -134,6 +135,9 @@ int cli_sym_usage(const struct cli_command *cmd, const struct cli_sym *o);
 unsigned cli_sym_stack_flags(const struct cli_sym *o);
 /* Set SYM up from O: binaries and debug directories, warnings to stderr. */
 int cli_sym_setup(struct cli_sym *o, struct sym_ctx *sym);
+/* After a merge, which sees every frame: warn of each --alloc-function
+ * pattern that matched no function (a typo hides nothing). */
+void cli_sym_unmatched(const struct cli_sym *o);
 void cli_sym_release(struct cli_sym *o);
 
 int cmd_show(int argc, char **argv);

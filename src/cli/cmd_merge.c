@@ -688,6 +688,7 @@ int cmd_merge(int argc, char **argv)
 		goto out;
 	}
 	unresolved_note(&prog);
+	cli_sym_unmatched(&so);
 	if (prog.others_skipped > 1)
 		cli_warning(NULL, "%zu more input%s skipped for a binary that "
 			    "does not match, as the first (profiles of other "

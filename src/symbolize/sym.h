@@ -126,12 +126,16 @@
  * allocation runtime's frames: glob patterns (fnmatch(3), no flags)
  * matched against a frame's linkage name and, for a C++ name, against its
  * demangled form too ("*::alloc*", "sqlite3MemMalloc").  DM demangles;
- * it may be NULL (linkage names only).
+ * it may be NULL (linkage names only).  MATCHED, if not NULL, has N flags
+ * that sym_alloc_match() sets (atomically: views of two inputs may match
+ * at once) for each pattern that matched a name, for a warning about a
+ * pattern that matched nothing.
  */
 struct sym_alloc_rules {
 	const char *const *globs;
 	size_t n;
 	struct sym_demangler *dm;
+	bool *matched;
 };
 
 /* Does FUNCTION match one of R's patterns?  False when R is NULL. */

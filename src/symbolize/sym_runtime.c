@@ -150,6 +150,7 @@ bool sym_is_runtime(const char *function, const char *file)
 bool sym_alloc_match(const struct sym_alloc_rules *r, const char *function)
 {
 	const char *pretty, *bare;
+	bool hit = false;
 
 	if (!r || !function)
 		return false;
@@ -158,12 +159,18 @@ bool sym_alloc_match(const struct sym_alloc_rules *r, const char *function)
 	 * type: "my_alloc*" matches "int* my_alloc<int>(unsigned long)" as
 	 * the name from its start. */
 	bare = pretty + sym_name_start(pretty);
-	for (size_t i = 0; i < r->n; i++)
-		if (fnmatch(r->globs[i], function, 0) == 0 ||
-		    (pretty != function && fnmatch(r->globs[i], pretty, 0) == 0) ||
-		    (bare != pretty && fnmatch(r->globs[i], bare, 0) == 0))
+	for (size_t i = 0; i < r->n; i++) {
+		if (fnmatch(r->globs[i], function, 0) != 0 &&
+		    (pretty == function || fnmatch(r->globs[i], pretty, 0) != 0) &&
+		    (bare == pretty || fnmatch(r->globs[i], bare, 0) != 0))
+			continue;
+		if (!r->matched)
 			return true;
-	return false;
+		/* Each pattern that matches is told, not just the first. */
+		__atomic_store_n(&r->matched[i], true, __ATOMIC_RELAXED);
+		hit = true;
+	}
+	return hit;
 }
 
 size_t sym_user_start(const struct sym_frame *const *frames, size_t n)

@@ -118,3 +118,17 @@ if command -v clang++-19 >/dev/null &&
 else
 	notok "build and run tests/cli/src/template_alloc.cc: $(cat "$tmp/err")"
 fi
+
+# A pattern that matches no function of a merge's inputs (a typo hides
+# nothing) is warned about; each pattern that matches, also past the
+# first that did, is not.
+# shellcheck disable=SC2086
+"$MD" merge --no-progress -o "$tmp/w.memprof" $B --alloc-function='hot_*' \
+	--alloc-function='*_alloc' --alloc-function='hot_alloc_typo*' \
+	"$FX/basic.pie.v4.profraw" 2>"$tmp/err"
+if [ "$(grep -c 'matched no function' "$tmp/err")" = 1 ] &&
+   grep -q "warning: --alloc-function='hot_alloc_typo\*' matched no function of the inputs" "$tmp/err"; then
+	ok "merge warns of an --alloc-function pattern that matched no function, and only of it"
+else
+	notok "unmatched --alloc-function: $(cat "$tmp/err")"
+fi
