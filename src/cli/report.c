@@ -446,6 +446,14 @@ static void emit_stats(struct emit *e, const struct view *v)
 		emit_object(e, NULL);
 		emit_str(e, "path", v->inputs[i].path);
 		emit_u64(e, "bytes", st.size);
+		if (st.checksum) {
+			char crc[9];
+
+			snprintf(crc, sizeof(crc), "%08" PRIx32, st.crc);
+			emit_str(e, "checksum", crc);
+		} else {
+			emit_str(e, "checksum", NULL);	/* before checksums */
+		}
 		emit_u64(e, "inputs_merged", st.inputs);
 		emit_u64(e, "contexts", st.contexts);
 		emit_u64(e, "functions", st.functions);

@@ -288,7 +288,8 @@ void idx_write_free(struct idx_write *w);
  * trie_size: a stack id (the offset of a trie node) is below trie_size.
  */
 struct idx_file {
-	unsigned version;		/* 9, 10 or 11 */
+	unsigned version;		/* 9 to 13 */
+	bool checksum;			/* the header's checksum held */
 	const unsigned char *data;
 	size_t size;
 	const unsigned char *sec[10];	/* by section id; [0] unused */
@@ -324,6 +325,18 @@ typedef int (*idx_context_fn)(void *arg, const struct idx_file *f,
 			      const struct idx_context *c);
 
 bool idx_is_indexed(const void *data, size_t size);
+/*
+ * The checksum the header of the SIZE bytes at DATA (SIZE at least the
+ * header's) must hold: CRC-32 as zlib computes it, over the whole file
+ * with the header's 8 checksum bytes taken as zero.
+ */
+uint32_t idx_checksum(const void *data, size_t size);
+/*
+ * Validate the SIZE bytes at DATA as an indexed file (they must outlive
+ * F).  A file whose header carries a checksum is refused when its bytes
+ * do not give it, before anything else is read; the checks after that
+ * hold for any bytes, a file made to pass the checksum included.
+ */
 enum mp_errcode idx_open(struct idx_file *f, const void *data, size_t size,
 			 struct mp_err *err);
 
@@ -443,6 +456,8 @@ struct idx_file_stats {
 	uint64_t size, section_size[10];
 	uint64_t strings, paths, frames, trie_nodes, contexts, functions,
 		 buckets, inputs;
+	bool checksum;		/* the file has one (and it held) */
+	uint32_t crc;		/* then: its value */
 };
 void idx_file_stats(const struct idx_file *f, struct idx_file_stats *out);
 extern const char *const idx_section_names[10];

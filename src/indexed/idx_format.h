@@ -25,10 +25,17 @@ enum {
 #define IDX_HDR_HASH_TYPE 12	/* u32 */
 #define IDX_HDR_FILE_SIZE 16	/* u64 */
 #define IDX_HDR_NSECTIONS 24	/* u32 */
-#define IDX_HDR_RESERVED 28	/* u32, 0 */
+#define IDX_HDR_FLAGS 28	/* u32: IDX_FLAG_* */
 #define IDX_HDR_CONTEXTS 32	/* u64 */
 #define IDX_HDR_FUNCTIONS 40	/* u64 */
 #define IDX_HDR_INPUTS 48	/* u64 */
+#define IDX_HDR_CHECKSUM 56	/* u32 with IDX_FLAG_CHECKSUM, then u32 0;
+				 * else u64 0 */
+
+/* Header flags.  Readers before the flag existed ignore the field and
+ * the checksum, so a file that carries one reads as before. */
+#define IDX_FLAG_CHECKSUM 1u	/* the checksum field holds idx_checksum() */
+#define IDX_FLAGS_KNOWN IDX_FLAG_CHECKSUM
 
 /* The section table, right after the header: one entry per section. */
 #define SECTION_ENTRY_SIZE 24

@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "idx_format.h"
 #include "idx_varint.h"
@@ -19,6 +20,56 @@ const char *const idx_section_names[10] = {
 bool idx_is_indexed(const void *data, size_t size)
 {
 	return size >= IDX_MAGIC_SIZE && memcmp(data, IDX_MAGIC, IDX_MAGIC_SIZE) == 0;
+}
+
+uint32_t idx_checksum(const void *data, size_t size)
+{
+	static const unsigned char zero[8];
+	const unsigned char *d = data;
+	uLong c = crc32_z(0L, Z_NULL, 0);
+
+	c = crc32_z(c, d, IDX_HDR_CHECKSUM);
+	c = crc32_z(c, zero, sizeof(zero));
+	c = crc32_z(c, d + IDX_HDR_CHECKSUM + 8, size - IDX_HDR_CHECKSUM - 8);
+	return (uint32_t)c;
+}
+
+/*
+ * The header's checksum, when its flags say it has one (and nothing else):
+ * checked before the version and the sections, so that a damaged file is
+ * told as such, not by whichever check its damage trips first.
+ */
+static enum mp_errcode check_checksum(struct idx_file *f, struct mp_err *err)
+{
+	const unsigned char *d = f->data;
+	uint32_t want, got;
+
+	if (mp_le32(d + IDX_HDR_FLAGS) != IDX_FLAG_CHECKSUM)
+		return MP_OK;
+	want = mp_le32(d + IDX_HDR_CHECKSUM);
+	got = idx_checksum(d, f->size);
+	if (mp_le32(d + IDX_HDR_CHECKSUM + 4) || want != got)
+		return mp_fail(err, MP_E_CORRUPT,
+			       "checksum mismatch (header %08" PRIx32 ", contents "
+			       "%08" PRIx32 "): the file was damaged or changed "
+			       "after it was written", want, got);
+	f->checksum = true;
+	return MP_OK;
+}
+
+/* Flags other than the checksum's, or a checksum without its flag. */
+static enum mp_errcode check_flags(const struct idx_file *f,
+				   struct mp_err *err)
+{
+	uint32_t flags = mp_le32(f->data + IDX_HDR_FLAGS);
+
+	if (flags & ~IDX_FLAGS_KNOWN)
+		return mp_fail(err, MP_E_BAD_VERSION,
+			       "unknown header flags 0x%" PRIx32, flags);
+	if (!(flags & IDX_FLAG_CHECKSUM) && mp_le64(f->data + IDX_HDR_CHECKSUM))
+		return mp_fail(err, MP_E_CORRUPT,
+			       "header has a checksum but no flag for it");
+	return MP_OK;
 }
 
 static bool string_ok(const struct idx_file *f, uint32_t id)
@@ -847,6 +898,12 @@ enum mp_errcode idx_open(struct idx_file *f, const void *data, size_t size,
 	version = mp_le32(d + IDX_HDR_VERSION);
 	hash_type = mp_le32(d + IDX_HDR_HASH_TYPE);
 	file_size = mp_le64(d + IDX_HDR_FILE_SIZE);
+	if (file_size != size)
+		return mp_fail(err, file_size > size ? MP_E_TRUNCATED : MP_E_CORRUPT,
+			       "header says the file has %" PRIu64 " bytes, "
+			       "it has %zu", file_size, size);
+	if ((rc = check_checksum(f, err)))
+		return rc;
 	if (version < IDX_VERSION_MIN || version > IDX_VERSION)
 		return mp_fail(err, MP_E_BAD_VERSION,
 			       "unsupported indexed profile version %" PRIu64
@@ -856,10 +913,8 @@ enum mp_errcode idx_open(struct idx_file *f, const void *data, size_t size,
 	if (hash_type != HASH_TYPE_FNV1A)
 		return mp_fail(err, MP_E_BAD_VERSION,
 			       "unsupported hash type %" PRIu64, hash_type);
-	if (file_size != size)
-		return mp_fail(err, file_size > size ? MP_E_TRUNCATED : MP_E_CORRUPT,
-			       "header says the file has %" PRIu64 " bytes, "
-			       "it has %zu", file_size, size);
+	if ((rc = check_flags(f, err)))
+		return rc;
 	f->ncontexts = mp_le64(d + IDX_HDR_CONTEXTS);
 	f->nfunctions = mp_le64(d + IDX_HDR_FUNCTIONS);
 	f->ninputs = mp_le64(d + IDX_HDR_INPUTS);
@@ -1124,6 +1179,9 @@ void idx_file_stats(const struct idx_file *f, struct idx_file_stats *out)
 	out->functions = f->nfunctions;
 	out->buckets = f->hash.nbuckets;
 	out->inputs = f->ninputs;
+	out->checksum = f->checksum;
+	if (f->checksum)
+		out->crc = mp_le32(f->data + IDX_HDR_CHECKSUM);
 }
 
 

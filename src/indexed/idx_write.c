@@ -995,7 +995,7 @@ static void write_header(struct idx_write *w)
 	mp_put_le32(d + IDX_HDR_HASH_TYPE, HASH_TYPE_FNV1A);
 	mp_put_le64(d + IDX_HDR_FILE_SIZE, w->o.n);
 	mp_put_le32(d + IDX_HDR_NSECTIONS, (uint32_t)nsections(w->b));
-	mp_put_le32(d + IDX_HDR_RESERVED, 0);
+	mp_put_le32(d + IDX_HDR_FLAGS, IDX_FLAG_CHECKSUM);
 	mp_put_le64(d + IDX_HDR_CONTEXTS, w->b->nctxs);
 	mp_put_le64(d + IDX_HDR_FUNCTIONS, w->nitems);
 	mp_put_le64(d + IDX_HDR_INPUTS, w->b->inputs);
@@ -1007,6 +1007,8 @@ static void write_header(struct idx_write *w)
 		mp_put_le64(e + IDX_SEC_OFFSET, w->sec_off[s]);
 		mp_put_le64(e + IDX_SEC_SIZE, w->sec_size[s]);
 	}
+	mp_put_le64(d + IDX_HDR_CHECKSUM, 0);
+	mp_put_le32(d + IDX_HDR_CHECKSUM, idx_checksum(d, w->o.n));
 }
 
 /*

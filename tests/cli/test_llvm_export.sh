@@ -286,9 +286,13 @@ if [ -x mixed ] && [ -n "$(ls mixed.cold.* mixed.hot.* mixed.brief.* 2>/dev/null
 		notok "shard thresholds: $(cat err err2)"
 	fi
 	# Its section checked on reading: a threshold not a finite number
-	# >= 0, or a section of another size, is refused.
+	# >= 0, or a section of another size, is refused (with the file's
+	# checksum made to hold, as a writer of such bytes would).
 	if python3 - s1t.memprof <<'PY'
-import struct, sys
+import struct, sys, zlib
+def sealed(b):
+    struct.pack_into("<I", b, 56, zlib.crc32(bytes(b[:56]) + bytes(8) + bytes(b[64:])))
+    return b
 d = bytearray(open(sys.argv[1], "rb").read())
 n = struct.unpack_from("<I", d, 24)[0]
 for i in range(n):
@@ -296,10 +300,10 @@ for i in range(n):
     if sid == 9:
         nan = d[:]
         struct.pack_into("<I", nan, off + 4, 0x7fc00000)
-        open("nan.memprof", "wb").write(nan)
+        open("nan.memprof", "wb").write(sealed(nan))
         big = d[:]
         struct.pack_into("<Q", big, 64 + 24 * i + 16, size + 4)
-        open("size.memprof", "wb").write(big)
+        open("size.memprof", "wb").write(sealed(big))
 PY
 	   ! "$MD" show nan.memprof >/dev/null 2>err &&
 	   grep -q "nan.memprof': section classes: threshold 1 (0x7fc00000) is negative or not finite" err &&

@@ -190,3 +190,49 @@ if [ "$r1$g1$r2$r3" = 1011 ] && grep -q "only calls through it" "$tmp/err3"; the
 else
 	notok "show --function=main: $r1$g1$r2$r3 $(cat "$tmp/err" "$tmp/err3")"
 fi
+# The header's checksum: CRC-32 (zlib's) of the file with its 8 bytes as
+# zero, which Python's zlib agrees with; a byte changed anywhere in a
+# merged file (every 7th byte, 4 ways each) is refused by show, merge
+# and diff, exit 1, naming the file, and merge leaves its output alone.
+if python3 - "$tmp/ab.memprof" "$tmp" <<'PY'
+import struct, sys, zlib
+path, tmp = sys.argv[1], sys.argv[2]
+d = open(path, "rb").read()
+flags, crc, high = struct.unpack_from("<I", d, 28)[0], *struct.unpack_from("<II", d, 56)
+assert flags == 1 and high == 0, (flags, high)
+assert crc == zlib.crc32(d[:56] + bytes(8) + d[64:]), "checksum is not zlib's CRC-32"
+n = 0
+for off in range(0, len(d), 7):
+    for x in (0x01, 0x80, 0xff, 0x10):
+        b = bytearray(d)
+        b[off] ^= x
+        open("%s/flip%d.memprof" % (tmp, n), "wb").write(b)
+        n += 1
+open(tmp + "/nflips", "w").write(str(n))
+PY
+then
+	n=$(cat "$tmp/nflips"); i=0; bad=""
+	cp "$tmp/ab.memprof" "$tmp/keep.memprof"
+	while [ $i -lt "$n" ]; do
+		f="$tmp/flip$i.memprof"
+		"$MD" show "$f" >/dev/null 2>"$tmp/err"; r=$?
+		if [ $r -ne 1 ] || ! grep -q "'$f': " "$tmp/err"; then
+			bad="$bad show:$i:$r"
+		fi
+		i=$((i + 1))
+	done
+	"$MD" show "$tmp/flip9.memprof" 2>&1 | grep -q "checksum mismatch (header [0-9a-f]\{8\}, contents [0-9a-f]\{8\}): the file was damaged or changed after it was written" ||
+		bad="$bad message"
+	"$MD" merge --no-progress -o "$tmp/keep.memprof" "$tmp/w1.memprof" "$tmp/flip30.memprof" 2>"$tmp/err"; r1=$?
+	"$MD" diff "$tmp/ab.memprof" "$tmp/flip31.memprof" >/dev/null 2>"$tmp/err2"; r2=$?
+	if [ -z "$bad" ] && [ "$r1$r2" = 11 ] && cmp -s "$tmp/keep.memprof" "$tmp/ab.memprof" &&
+	   grep -q "flip30.memprof': checksum mismatch" "$tmp/err" &&
+	   grep -q "flip31.memprof': checksum mismatch" "$tmp/err2"; then
+		ok "a byte changed anywhere in a merged file ($n cases) is refused by its checksum (zlib's CRC-32): show, merge and diff exit 1 naming the file"
+	else
+		notok "checksum: $bad $r1$r2 $(cat "$tmp/err" "$tmp/err2")"
+	fi
+else
+	notok "checksum: the header's checksum is not CRC-32 of the file"
+fi
+

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "common/mp_err.h"
+#include "indexed/idx.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -70,22 +71,32 @@ static inline void fuzz_decoded(size_t bytes)
 
 /*
  * If DATA is an indexed profile whose header's file size (u64 at offset
- * 16) is not SIZE, set it to SIZE and return true.
+ * 16) is not SIZE, or whose checksum (with its flag set) does not hold,
+ * set them right and return true: a mutation then reaches the checks
+ * behind them, as a hostile writer's bytes would.
  */
-static inline int fuzz_fix_idx_size(unsigned char *data, size_t size)
+static inline int fuzz_fix_idx(unsigned char *data, size_t size)
 {
 	uint64_t v = size;
+	int fixed = 0;
 
-	if (size < 24 || memcmp(data, "\x89MPIDX\r\n", 8) != 0)
+	if (size < 64 || memcmp(data, "\x89MPIDX\r\n", 8) != 0)
 		return 0;
 	for (int i = 0; i < 8; i++)
-		if (data[16 + i] != (unsigned char)(v >> (8 * i)))
-			goto fix;
-	return 0;
-fix:
-	for (int i = 0; i < 8; i++)
-		data[16 + i] = (unsigned char)(v >> (8 * i));
-	return 1;
+		if (data[16 + i] != (unsigned char)(v >> (8 * i))) {
+			data[16 + i] = (unsigned char)(v >> (8 * i));
+			fixed = 1;
+		}
+	if (data[28] & 1) {
+		uint32_t crc = idx_checksum(data, size);
+
+		for (int i = 0; i < 4; i++)
+			if (data[56 + i] != (unsigned char)(crc >> (8 * i))) {
+				data[56 + i] = (unsigned char)(crc >> (8 * i));
+				fixed = 1;
+			}
+	}
+	return fixed;
 }
 
 #endif /* FUZZ_H */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "check_run.h"
 #include "hashtable/ht.h"
@@ -63,6 +64,17 @@ static const struct input inputs[] = {
 	{ stack_a, 2, 3, 100, 40, 1, { 1, 1 }, 2 },
 };
 #define NINPUTS (sizeof(inputs) / sizeof(inputs[0]))
+
+/*
+ * Give D, changed after it was written, the checksum of its new bytes (when
+ * it carries one), as a writer of such bytes would: the checks behind the
+ * checksum then see the change.
+ */
+static void reseal(unsigned char *d, size_t size)
+{
+	if (size >= 64 && (mp_le32(d + 28) & 1))
+		mp_put_le32(d + 56, idx_checksum(d, size));
+}
 
 /* What B writes, in memory (malloc'ed): *SIZE bytes. */
 static unsigned char *written(struct idx_builder *b, size_t *size)
@@ -398,6 +410,7 @@ START_TEST(every_byte_mutation_is_safe)
 {
 	size_t size, cases = 0, rejected = 0;
 	unsigned char *d = sweep_input(_i, &size);
+	bool sealed = mp_le32(d + 28) & 1;
 
 	for (size_t i = 0; i < size; i++) {
 		unsigned char orig = d[i];
@@ -412,8 +425,18 @@ START_TEST(every_byte_mutation_is_safe)
 
 			if (muts[m] == orig)
 				continue;
+			d[i] = orig;	/* and the checksum of its bytes */
+			reseal(d, size);
 			d[i] = (unsigned char)muts[m];
 			cases++;
+			/* The checksum catches every change of one byte; made
+			 * to hold again, the structure's checks must. */
+			if (sealed) {
+				ck_assert_msg(idx_open(&f, d, size, &err) != MP_OK,
+					      "byte %zu changed to 0x%02x accepted",
+					      i, muts[m]);
+				reseal(d, size);
+			}
 			if (idx_open(&f, d, size, &err) != MP_OK) {
 				ck_assert(err.detail[0]);
 				rejected++;
@@ -424,9 +447,12 @@ START_TEST(every_byte_mutation_is_safe)
 			idx_find_function(&f, "_Z9hot_allocv", visit_all, &visited);
 		}
 		d[i] = orig;
+		reseal(d, size);
 	}
-	printf("indexed (%s): %zu single-byte mutations, %zu rejected, the "
-	       "rest read and walked cleanly\n", sweep_names[_i], cases, rejected);
+	printf("indexed (%s): %zu single-byte mutations%s, %zu rejected%s, "
+	       "the rest read and walked cleanly\n", sweep_names[_i], cases,
+	       sealed ? " all refused by the checksum" : "", rejected,
+	       sealed ? " with the checksum made to hold" : "");
 	free(d);
 }
 END_TEST
@@ -1364,6 +1390,60 @@ START_TEST(sealed_stacks_keep_their_nodes)
 }
 END_TEST
 
+/*
+ * Every file written carries the checksum flag and CRC-32 (zlib's) of its
+ * bytes with the checksum field as zero.  A changed byte, the flag alone
+ * cleared, a flag not defined, and the checksum's reserved high half are
+ * each refused; a file of a writer before the checksum (flags and field
+ * zero) is read unchecked.
+ */
+START_TEST(checksum_guards_the_bytes)
+{
+	static const int order[] = { 0, 1, 2, 3 };
+	struct mp_err err = { 0 };
+	struct idx_file f;
+	unsigned char *d, keep[8];
+	size_t size;
+	uLong crc;
+
+	d = build(order, 4, 1, &size);
+	ck_assert_uint_eq(mp_le32(d + 28), 1);
+	memcpy(keep, d + 56, 8);
+	memset(d + 56, 0, 8);
+	crc = crc32(crc32(0L, Z_NULL, 0), d, (uInt)size);
+	memcpy(d + 56, keep, 8);
+	ck_assert_uint_eq(mp_le64(d + 56), crc);
+	ck_assert_uint_eq(idx_checksum(d, size), crc);
+	ck_assert_int_eq(idx_open(&f, d, size, &err), MP_OK);
+	ck_assert(f.checksum);
+
+	d[size - 1] ^= 0x10;
+	ck_assert_int_eq(idx_open(&f, d, size, &err), MP_E_CORRUPT);
+	ck_assert_msg(strstr(err.detail, "checksum mismatch"), "'%s'", err.detail);
+	d[size - 1] ^= 0x10;
+
+	d[28] = 0;	/* flag cleared, checksum left */
+	ck_assert_int_eq(idx_open(&f, d, size, &err), MP_E_CORRUPT);
+	ck_assert_msg(strstr(err.detail, "no flag"), "'%s'", err.detail);
+	d[28] = 1 | 4;
+	ck_assert_int_eq(idx_open(&f, d, size, &err), MP_E_BAD_VERSION);
+	ck_assert_msg(strstr(err.detail, "header flags 0x5"), "'%s'", err.detail);
+	d[28] = 1;
+	d[63] = 1;
+	reseal(d, size);
+	ck_assert_int_eq(idx_open(&f, d, size, &err), MP_E_CORRUPT);
+	d[63] = 0;
+
+	/* As written before the checksum: read, unchecked, and damage past
+	 * the checksum's reach is left to the structure's checks. */
+	d[28] = 0;
+	memset(d + 56, 0, 8);
+	ck_assert_int_eq(idx_open(&f, d, size, &err), MP_OK);
+	ck_assert(!f.checksum);
+	free(d);
+}
+END_TEST
+
 START_TEST(old_version_is_rejected)
 {
 	static const int order[] = { 0, 1 };
@@ -1378,16 +1458,19 @@ START_TEST(old_version_is_rejected)
 	/* No sampled context: written as version 10, as before 11. */
 	ck_assert_uint_eq(d[8], IDX_VERSION_EXACT);
 	d[8] = IDX_VERSION_MIN - 1;
+	reseal(d, size);
 	ck_assert_int_eq(idx_open(&f, d, size, &err), MP_E_BAD_VERSION);
 	snprintf(want, sizeof(want), "version %d (supported: %d to %d)",
 		 IDX_VERSION_MIN - 1, IDX_VERSION_MIN, IDX_VERSION);
 	ck_assert_msg(strstr(err.detail, want), "message '%s'", err.detail);
 	d[8] = IDX_VERSION + 1;
+	reseal(d, size);
 	ck_assert_int_eq(idx_open(&f, d, size, &err), MP_E_BAD_VERSION);
 	/* Version 9 has a reserved byte where version 10 has the width of
 	 * the start lines: 0 for these frames, which have none, so the
 	 * same bytes read as version 9; with a start line, they do not. */
 	d[8] = IDX_VERSION_MIN;
+	reseal(d, size);
 	ck_assert_int_eq(idx_open(&f, d, size, &err), MP_OK);
 	ck_assert_uint_eq(f.version, 9);
 	free(d);
@@ -1406,6 +1489,7 @@ START_TEST(old_version_is_rejected)
 	}
 	ck_assert_int_eq(idx_open(&f, d, size, &err), MP_OK);
 	d[8] = IDX_VERSION_MIN;
+	reseal(d, size);
 	ck_assert_int_eq(idx_open(&f, d, size, &err), MP_E_CORRUPT);
 	ck_assert_ptr_nonnull(strstr(err.detail, "reserved byte"));
 	free(d);
@@ -1448,6 +1532,7 @@ START_TEST(found_frames_are_version_12)
 	/* In versions 10 and 11, bit 3 is unknown. */
 	for (unsigned v = 10; v <= 11; v++) {
 		d[8] = (unsigned char)v;
+		reseal(d, size);
 		ck_assert_int_eq(idx_open(&f, d, size, &err), MP_E_CORRUPT);
 		ck_assert_msg(strstr(err.detail, "unknown flags 0x8"), "'%s'",
 			      err.detail);
@@ -1459,6 +1544,7 @@ START_TEST(found_frames_are_version_12)
 	for (size_t i = 64; i < size && !flags; i++)
 		if (d[i] == 8) {
 			d[i] = 8 | 2;
+			reseal(d, size);
 			if (idx_open(&f, d, size, &err) == MP_E_CORRUPT &&
 			    strstr(err.detail, "unknown flags 0xa"))
 				flags = &d[i];
@@ -1699,6 +1785,7 @@ int main(void)
 	tcase_add_test(tc, write_end_refuses_changed_stacks);
 	tcase_add_test(tc, write_counts_saturated_contexts);
 	tcase_add_test(tc, sealed_stacks_keep_their_nodes);
+	tcase_add_test(tc, checksum_guards_the_bytes);
 	tcase_add_test(tc, old_version_is_rejected);
 	tcase_add_test(tc, found_frames_are_version_12);
 	tcase_add_test(tc, stack_iterator_and_its_budget);

@@ -17,6 +17,7 @@ The layout is memprof-data-format(5).
 import glob
 import os
 import struct
+import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BASE = os.path.join(HERE, "base.memprof.in")
@@ -146,6 +147,11 @@ class Layout:
         return out
 
 
+def checksum(b):
+    """CRC-32 (zlib's) of B with the header's checksum field as zero."""
+    return zlib.crc32(bytes(b[:56]) + b"\0" * 8 + bytes(b[64:]))
+
+
 def fnv1a(s):
     h = 0xCBF29CE484222325
     for c in s:
@@ -188,6 +194,20 @@ def main():
     case("version-8", "unsupported indexed profile version 8 (supported: 9 to 13)",
          lambda b: put(b, "I", 8, 8))
     case("hash-type-2", "unsupported hash type 2", lambda b: put(b, "I", 12, 2))
+    # The header's flags and checksum (base.memprof.in predates them).
+    crc = checksum(orig)
+
+    def damaged(b):
+        put(b, "I", 28, 1)
+        put(b, "I", 56, crc)
+        b[-1] ^= 0x20
+    bad = bytearray(orig)
+    damaged(bad)
+    case("checksum-mismatch", "checksum mismatch (header %08x, contents %08x)"
+         % (crc, checksum(bad)), damaged)
+    case("checksum-no-flag", "header has a checksum but no flag for it",
+         lambda b: put(b, "I", 56, crc))
+    case("header-flags", "unknown header flags 0x3", lambda b: put(b, "I", 28, 3))
     write("truncated", orig[:size // 2],
           "header says the file has %d bytes, it has %d" % (size, size // 2))
     case("trailing-bytes", "header says the file has %d bytes, it has %d"
