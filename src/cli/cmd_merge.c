@@ -32,7 +32,7 @@ const struct cli_command cli_cmd_merge = {
 		    "[--llvm-memprof-version=3|0] [--llvm-full-schema] "
 		    "[--keep-types] [--cold-density=X] [--cold-lifetime=S] "
 		    "[--hot-density=X] [--value=bytes|allocs|accesses|lifetime] "
-		    "[--no-demangle] "
+		    "[--no-demangle] [--prefix-map=OLD=NEW]... "
 		    "INPUT...",
 };
 
@@ -73,6 +73,11 @@ static void help(void)
 	       "  --value=V      folded, svg: bytes (default), allocs, accesses "
 	       "or lifetime\n"
 	       "  --no-demangle  pprof, folded, svg: C++ names as linkage names\n"
+	       "  --prefix-map=OLD=NEW  frames' file paths under OLD as under "
+	       "NEW, so that\n"
+	       "                 builds in other directories fold (as "
+	       "-ffile-prefix-map;\n"
+	       "                 repeatable, the last that applies wins)\n"
 	       "  --llvm-header=V  LLVM header version 8 (default, the RFC's) "
 	       "or 12\n"
 	       "                 (llvm-profdata-19's)\n"
@@ -438,7 +443,8 @@ int cmd_merge(int argc, char **argv)
 	enum { OPT_WEIGHT = OPT__NEXT, OPT_INPUT_FILES, OPT_FAILURE_MODE,
 	       OPT_NO_PROGRESS, OPT_FORMAT, OPT_LLVM_HEADER, OPT_COLD_DENSITY,
 	       OPT_COLD_LIFETIME, OPT_HOT_DENSITY, OPT_KEEP_TYPES,
-	       OPT_LLVM_FULL_SCHEMA, OPT_LLVM_MEMPROF_VERSION, OPT_VALUE };
+	       OPT_LLVM_FULL_SCHEMA, OPT_LLVM_MEMPROF_VERSION, OPT_VALUE,
+	       OPT_PREFIX_MAP };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "weight", required_argument, NULL, OPT_WEIGHT },
@@ -457,6 +463,7 @@ int cmd_merge(int argc, char **argv)
 		{ "hot-density", required_argument, NULL, OPT_HOT_DENSITY },
 		{ "value", required_argument, NULL, OPT_VALUE },
 		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
+		{ "prefix-map", required_argument, NULL, OPT_PREFIX_MAP },
 		{ "help", no_argument, NULL, 'h' },
 		CLI_SYM_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
@@ -474,7 +481,8 @@ int cmd_merge(int argc, char **argv)
 		.llvm = { .header_version = 8, .memprof_version = 3 },
 	};
 	struct mib_thresholds types = MIB_THRESHOLDS_DEFAULT;
-	bool types_given = false, keep_types = false;
+	struct mp_prefix_map paths = { 0 };
+	bool types_given = false, keep_types = false, nomem;
 	const char *out = NULL;
 	unsigned long long n;
 	int c, rc = EXIT_USAGE;
@@ -502,6 +510,15 @@ int cmd_merge(int argc, char **argv)
 			if (!add_input(&in, mi.path, mi.weight))
 				goto nomem;
 			break;
+		case OPT_PREFIX_MAP:
+			if (mp_prefix_map_add(&paths, optarg, &nomem))
+				break;
+			if (nomem)
+				goto nomem;
+			cli_usage_error(&cli_cmd_merge, "--prefix-map wants "
+					"OLD=NEW with OLD not empty, not '%s'",
+					optarg);
+			goto out;
 		case OPT_INPUT_FILES:
 			if ((rc = read_list(&in, optarg)) != EXIT_OK)
 				goto out;
@@ -672,6 +689,7 @@ int cmd_merge(int argc, char **argv)
 	if ((rc = cli_sym_setup(&so, &sym)) != EXIT_OK)
 		goto out;
 	opts.alloc = &so.alloc;
+	opts.prefix_map = &paths;
 	opts.need_start_lines = xo.format == OUT_LLVM;
 	/* Records of one context stay apart by the type clang will see. */
 	opts.llvm_types = keep_types ? &types : NULL;
@@ -746,5 +764,6 @@ out:
 	sym_release(&sym);
 	cli_sym_release(&so);
 	inputs_release(&in);
+	mp_prefix_map_release(&paths);
 	return rc;
 }

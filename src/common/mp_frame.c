@@ -109,3 +109,56 @@ char *mp_frame_string(const struct mp_frame *f, const char *name)
 		mp_frame_format(f, name, out, n + 1);
 	return out;
 }
+
+bool mp_prefix_map_add(struct mp_prefix_map *m, const char *rule, bool *nomem)
+{
+	const char *eq = strchr(rule, '=');
+	char *old;
+
+	*nomem = false;
+	if (!eq || eq == rule)
+		return false;
+	if (!MP_GROW(m->rule, m->alloc, m->n + 1) ||
+	    !(old = strndup(rule, (size_t)(eq - rule)))) {
+		*nomem = true;
+		return false;
+	}
+	m->rule[m->n++] = (struct mp_prefix_rule){
+		.old = old, .new = eq + 1, .old_len = (size_t)(eq - rule),
+	};
+	return true;
+}
+
+void mp_prefix_map_release(struct mp_prefix_map *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->rule[i].old);
+	free(m->rule);
+	memset(m, 0, sizeof(*m));
+}
+
+const char *mp_prefix_map_apply(const struct mp_prefix_map *m,
+				const char *path, char *buf, size_t size)
+{
+	const struct mp_prefix_rule *r;
+	size_t i, nlen, rest;
+
+	if (!m || !path)
+		return path;
+	for (i = m->n; i-- > 0;) {
+		r = &m->rule[i];
+		if (strncmp(path, r->old, r->old_len) == 0 &&
+		    (!path[r->old_len] || path[r->old_len] == '/' ||
+		     r->old[r->old_len - 1] == '/'))
+			break;
+	}
+	if (i == (size_t)-1)
+		return path;
+	nlen = strlen(r->new);
+	rest = strlen(path + r->old_len);
+	if (nlen + rest >= size)
+		return NULL;
+	memcpy(buf, r->new, nlen);
+	memcpy(buf + nlen, path + r->old_len, rest + 1);
+	return buf;
+}

@@ -118,6 +118,35 @@ static inline int mp_frame_class(const struct mp_frame *f)
 }
 
 /*
+ * --prefix-map=OLD=NEW: frames' file paths rewritten, as GCC's and clang's
+ * -ffile-prefix-map rewrite the paths a build writes, so that the same
+ * sources built in two directories (two CI workspaces, a static and a
+ * shared build) give the same frames.  A rule applies to a path that is
+ * OLD or starts with OLD followed by '/' (or with OLD ending in '/'): no
+ * rule for "/src/a" touches "/src/ab/x.c".  The last rule given that
+ * applies wins, as with GCC's; the result is not mapped again.
+ */
+struct mp_prefix_map {
+	struct mp_prefix_rule {
+		char *old;		/* owned */
+		const char *new;	/* the rule's string, past its '=' */
+		size_t old_len;
+	} *rule;
+	size_t n, alloc;
+};
+
+/* Parse "OLD=NEW" (at the first '=', OLD not empty) into M; false if
+ * malformed, and *NOMEM if it was memory that failed. */
+bool mp_prefix_map_add(struct mp_prefix_map *m, const char *rule, bool *nomem);
+void mp_prefix_map_release(struct mp_prefix_map *m);
+/*
+ * PATH as M maps it: PATH itself when no rule applies (or M is NULL), else
+ * the mapped path in BUF of SIZE bytes; NULL when it does not fit.
+ */
+const char *mp_prefix_map_apply(const struct mp_prefix_map *m,
+				const char *path, char *buf, size_t size);
+
+/*
  * F for people, malloc'ed, whole whatever its length; NULL when out of
  * memory.  Symbolized: "NAME FILE:LINE:COLUMN[ [discriminator N]][
  * (inlined)]", NAME being NAME if not NULL (a demangled name) or the

@@ -830,6 +830,27 @@ static enum mp_errcode bad_in_main(struct merge *m, uint64_t value,
 	return MP_OK;
 }
 
+/*
+ * Intern frame F as --prefix-map rewrites its file path (merge_opts): the
+ * one place a frame of any input enters the output, so that the map folds
+ * raw and indexed inputs alike.
+ */
+static enum mp_errcode add_frame(struct merge *m, const struct mp_frame *f,
+				 uint32_t *id, struct mp_err *err)
+{
+	char buf[IDX_PATH_MAX];
+	struct mp_frame mapped = *f;
+	enum mp_errcode rc;
+
+	if (m->opts.prefix_map && m->opts.prefix_map->n && f->file &&
+	    !(mapped.file = mp_prefix_map_apply(m->opts.prefix_map, f->file,
+						buf, sizeof(buf))))
+		return mp_fail(err, MP_E_TOO_LARGE, "--prefix-map makes '%.200s' "
+			       "longer than %d bytes", f->file, IDX_PATH_MAX - 1);
+	rc = idx_builder_frame(&m->b, &mapped, id);
+	return rc ? mp_fail(err, rc, NULL) : MP_OK;
+}
+
 /* Symbolize location KEY and intern its frames: location m->nlocs. */
 static enum mp_errcode add_location(struct merge *m, uint64_t key,
 				    struct mp_err *err)
@@ -870,9 +891,9 @@ static enum mp_errcode add_location(struct merge *m, uint64_t key,
 	m->loc_first[m->nlocs] = (uint32_t)m->nids;
 	m->loc_n[m->nlocs] = (uint32_t)m->buf.n;
 	for (size_t i = 0; i < m->buf.n; i++) {
-		rc = idx_builder_frame(&m->b, &m->buf.f[i], &m->ids[m->nids]);
+		rc = add_frame(m, &m->buf.f[i], &m->ids[m->nids], err);
 		if (rc)
-			return mp_fail(err, rc, NULL);
+			return rc;
 		/*
 		 * Only the runtime's own frames go; the allocator library's
 		 * stay, flagged, for the compiler's matching (show hides
@@ -1392,10 +1413,8 @@ static bool resymbolize(struct idx_add *a, const struct mp_frame *fr,
 
 		if (sym_alloc_match(m->opts.alloc, f.function))
 			f.flags |= MP_FRAME_RUNTIME | MP_FRAME_ALLOC_LIB;
-		if ((a->rc = idx_builder_frame(&m->b, &f, &a->xids[a->nxids]))) {
-			mp_fail(a->err, a->rc, NULL);
+		if ((a->rc = add_frame(m, &f, &a->xids[a->nxids], a->err)))
 			return false;
-		}
 		/* As place() does for raw stacks: the runtime's own frames
 		 * go, the allocator library's stay. */
 		a->xrt[a->nxids++] = rt_flags(&f);
@@ -1483,10 +1502,8 @@ static int add_idx_context(void *arg, const struct idx_file *f,
 		 */
 		if (sym_alloc_match(a->m->opts.alloc, fr.function))
 			fr.flags |= MP_FRAME_RUNTIME | MP_FRAME_ALLOC_LIB;
-		if ((a->rc = idx_builder_frame(&a->m->b, &fr, &a->ids[n]))) {
-			mp_fail(a->err, a->rc, NULL);
+		if ((a->rc = add_frame(a->m, &fr, &a->ids[n], a->err)))
 			return 1;
-		}
 		if (known)
 			*known = a->ids[n] + 1;
 		n++;

@@ -116,6 +116,9 @@ struct merge_opts {
 	 * as the symbolizer flags them in raw ones (allocator-library
 	 * frames: kept, hidden by show). */
 	const struct sym_alloc_rules *alloc;
+	/* Every frame's file path as --prefix-map rewrites it, from raw
+	 * and indexed inputs alike; NULL or empty: as the build wrote it. */
+	const struct mp_prefix_map *prefix_map;
 	/* Refuse indexed inputs without function start lines (format 9):
 	 * the result is for LLVM's format, whose frames need them. */
 	bool need_start_lines;

@@ -236,3 +236,70 @@ else
 	notok "checksum: the header's checksum is not CRC-32 of the file"
 fi
 
+# --prefix-map: the same sources built in two directories (two CI
+# workspaces) give frames of other file paths, which fold only once both
+# are mapped to one prefix; the map rewrites indexed inputs too, leaves
+# the LLVM export (which has no paths) alone, and diff then matches every
+# context by line.
+ws="$tmp/ws"
+if command -v clang++-19 >/dev/null && mkdir -p "$ws/a" "$ws/b" &&
+   cp tests/cli/src/template_alloc.cc "$ws/a/t.cc" && cp tests/cli/src/template_alloc.cc "$ws/b/t.cc" &&
+   (cd "$ws/a" && clang++-19 -g -O1 -fno-omit-frame-pointer -fmemory-profile t.cc -o t &&
+    MEMPROF_OPTIONS=log_path="$ws/a.prof" ./t) 2>"$tmp/err" &&
+   (cd "$ws/b" && clang++-19 -g -O1 -fno-omit-frame-pointer -fmemory-profile t.cc -o t &&
+    MEMPROF_OPTIONS=log_path="$ws/b.prof" ./t) 2>>"$tmp/err"; then
+	pa=$(ls "$ws"/a.prof.*) pb=$(ls "$ws"/b.prof.*)
+	WB="--binary=$ws/a/t --binary=$ws/b/t"
+	ctx() { "$MD" show --format=json --top=0 "$1" | python3 -c 'import json, sys; s = json.load(sys.stdin)["summary"]; print(s["contexts"], s["AllocCount"])'; }
+	# shellcheck disable=SC2086
+	"$MD" merge --no-progress -o "$tmp/pa.memprof" $WB "$pa" 2>/dev/null
+	# shellcheck disable=SC2086
+	"$MD" merge --no-progress -o "$tmp/pab.memprof" $WB "$pa" "$pb" 2>/dev/null
+	# shellcheck disable=SC2086
+	"$MD" merge --no-progress -o "$tmp/mab.memprof" $WB --prefix-map="$ws/a=/src" \
+		--prefix-map="$ws/b/=/src/" "$pa" "$pb" 2>/dev/null
+	# The map given to a merge of indexed inputs: the same bytes.
+	# shellcheck disable=SC2086
+	"$MD" merge --no-progress -o "$tmp/pb.memprof" $WB "$pb" 2>/dev/null
+	"$MD" merge --no-progress -o "$tmp/iab.memprof" --prefix-map="$ws/a=/src" \
+		--prefix-map="$ws/b=/src" "$tmp/pa.memprof" "$tmp/pb.memprof" 2>/dev/null
+	# shellcheck disable=SC2086
+	"$MD" merge --no-progress -o "$tmp/ma.memprof" $WB --prefix-map="$ws/a=/src" "$pa" 2>/dev/null
+	# shellcheck disable=SC2086
+	"$MD" merge --no-progress -o "$tmp/mb.memprof" $WB --prefix-map="$ws/b=/src" "$pb" 2>/dev/null
+	"$MD" diff --format=json "$tmp/ma.memprof" "$tmp/mb.memprof" >"$tmp/d.json" 2>/dev/null
+	"$MD" diff --format=json "$tmp/pa.memprof" "$tmp/pb.memprof" >"$tmp/d0.json" 2>/dev/null
+	# shellcheck disable=SC2086
+	"$MD" merge --no-progress --format=llvm -o "$tmp/l0.profdata" --binary="$ws/a/t" "$pa" 2>/dev/null
+	# shellcheck disable=SC2086
+	"$MD" merge --no-progress --format=llvm -o "$tmp/l1.profdata" --binary="$ws/a/t" \
+		--prefix-map="$ws/a=/src" "$pa" 2>/dev/null
+	one=$(ctx "$tmp/pa.memprof") two=$(ctx "$tmp/pab.memprof") mapped=$(ctx "$tmp/mab.memprof")
+	files=$("$MD" show --format=json "$tmp/mab.memprof" | python3 -c '
+import json, sys
+print(" ".join(sorted({f["file"] for c in json.load(sys.stdin)["contexts"]
+                       for f in c["frames"] if f.get("file", "").endswith("t.cc")})))')
+	# Contexts in common, and in one file only, by line: mapped, unmapped.
+	matched=$(python3 -c '
+import json, sys
+print(" ".join("%(common)d/%(base_only)d/%(test_only)d" % json.load(open(p))["matching"]["contexts"]
+               for p in sys.argv[1:]))' "$tmp/d.json" "$tmp/d0.json" 2>&1)
+	n1=${one%% *} a1=${one#* } n2=${two%% *} nm=${mapped%% *} am=${mapped#* }
+	if [ -n "$n1" ] && [ "$n2" -gt "$n1" ] && [ "$nm" = "$n1" ] && [ "$am" = $((a1 * 2)) ] &&
+	   [ "$files" = "/src/t.cc" ] && cmp -s "$tmp/mab.memprof" "$tmp/iab.memprof" &&
+	   [ "${matched% *}" = "$n1/0/0" ] && [ "${matched#* }" != "$n1/0/0" ] &&
+	   cmp -s "$tmp/l0.profdata" "$tmp/l1.profdata"; then
+		ok "--prefix-map folds two build directories' frames ($n2 contexts apart, $nm mapped, as one build's $n1), raw or indexed inputs alike; diff matches all $n1 (unmapped: ${matched#* }); --format=llvm unchanged"
+	else
+		notok "--prefix-map: one '$one' two '$two' mapped '$mapped' files '$files' matched '$matched' $(cmp "$tmp/mab.memprof" "$tmp/iab.memprof") $(cmp "$tmp/l0.profdata" "$tmp/l1.profdata")"
+	fi
+	"$MD" merge --no-progress -o "$tmp/x.memprof" --prefix-map==/x "$pa" 2>"$tmp/err"; r=$?
+	if [ $r -eq 2 ] && grep -q "prefix-map wants OLD=NEW with OLD not empty, not '=/x'" "$tmp/err" &&
+	   [ ! -e "$tmp/x.memprof" ]; then
+		ok "--prefix-map without OLD is a usage error (exit 2)"
+	else
+		notok "--prefix-map=/x: exit $r $(cat "$tmp/err")"
+	fi
+else
+	notok "build and run template_alloc.cc in two directories: $(cat "$tmp/err")"
+fi

@@ -153,6 +153,49 @@ static void read_back(const char *name, struct got *g, struct mp_buf *buf)
  * segment (one beyond 48 bits, which a location key cannot hold inline)
  * keep their address; by default the stack is cut at the first of them.
  */
+/*
+ * --prefix-map's rules (mp_frame.h): a rule applies at a path component's
+ * end only, the last rule that applies wins, NEW may be empty, the result
+ * is not mapped again, and a result that does not fit is NULL.
+ */
+START_TEST(prefix_map_rules)
+{
+	struct mp_prefix_map m = { 0 };
+	char buf[32];
+	bool nomem;
+
+	ck_assert(!mp_prefix_map_add(&m, "no-equals", &nomem) && !nomem);
+	ck_assert(!mp_prefix_map_add(&m, "=/x", &nomem) && !nomem);
+	ck_assert_str_eq(mp_prefix_map_apply(&m, "/ws/a/x.c", buf, sizeof(buf)),
+			 "/ws/a/x.c");
+	ck_assert(mp_prefix_map_add(&m, "/ws/a=/src", &nomem));
+	ck_assert(mp_prefix_map_add(&m, "/ws/b/=", &nomem));
+	ck_assert(mp_prefix_map_add(&m, "/ws/a/gen=/gen", &nomem));
+	ck_assert(mp_prefix_map_add(&m, "/src=/loop", &nomem));
+	ck_assert(mp_prefix_map_add(&m, "k=v=w", &nomem));	/* at the first '=' */
+	ck_assert_uint_eq(m.n, 5);
+	ck_assert_str_eq(mp_prefix_map_apply(&m, "/ws/a/x.c", buf, sizeof(buf)),
+			 "/src/x.c");		/* not mapped again by /src */
+	ck_assert_str_eq(mp_prefix_map_apply(&m, "/ws/a", buf, sizeof(buf)),
+			 "/src");
+	ck_assert_str_eq(mp_prefix_map_apply(&m, "/ws/ab/x.c", buf, sizeof(buf)),
+			 "/ws/ab/x.c");		/* not at a component's end */
+	ck_assert_str_eq(mp_prefix_map_apply(&m, "/ws/b/x.c", buf, sizeof(buf)),
+			 "x.c");		/* OLD ending in '/' */
+	ck_assert_str_eq(mp_prefix_map_apply(&m, "/ws/a/gen/y.h", buf, sizeof(buf)),
+			 "/gen/y.h");		/* the last rule that applies */
+	ck_assert_str_eq(mp_prefix_map_apply(&m, "k/z", buf, sizeof(buf)),
+			 "v=w/z");
+	ck_assert_ptr_null(mp_prefix_map_apply(&m, "/ws/a/0123456789012345678901234567",
+					       buf, sizeof(buf)));
+	ck_assert_ptr_null(mp_prefix_map_apply(&m, NULL, buf, sizeof(buf)));
+	ck_assert_str_eq(mp_prefix_map_apply(NULL, "/ws/a/x.c", buf, sizeof(buf)),
+			 "/ws/a/x.c");
+	mp_prefix_map_release(&m);
+	ck_assert_uint_eq(m.n, 0);
+}
+END_TEST
+
 START_TEST(processes_fold_by_module_offset)
 {
 	static const struct seg a[] = { { 0x1000, 0x2000, 0x0, '\xaa' } };
@@ -357,6 +400,7 @@ int main(void)
 		perror("mkdtemp");
 		return EXIT_FAILURE;
 	}
+	tcase_add_test(tc, prefix_map_rules);
 	tcase_add_test(tc, processes_fold_by_module_offset);
 	tcase_add_test(tc, overlapping_segments_take_the_first);
 	tcase_add_test(tc, empty_segment_at_the_same_start);
