@@ -29,6 +29,18 @@ int cmp_cli_option(struct cmp_cli *co, const struct cli_command *cmd,
 		if (!cmp_match_parse(arg, &co->ro.match))
 			return -cli_usage_error(cmd, "unknown match key '%s'", arg);
 		return 1;
+	case OPT_PREFIX_MAP: {
+		bool nomem;
+
+		if (mp_prefix_map_add(&co->paths, arg, &nomem))
+			return 1;
+		if (nomem) {
+			cli_error(NULL, "out of memory");
+			return -EXIT_ERROR;
+		}
+		return -cli_usage_error(cmd, "--prefix-map wants OLD=NEW with "
+					"OLD not empty, not '%s'", arg);
+	}
 	case OPT_FUNCTION:
 		co->ro.function = arg;
 		return 1;
@@ -312,7 +324,7 @@ int cmp_cli_run(struct cmp_cli *co, const struct cli_command *cmd,
 	if (!diff)
 		keep_overlap_fields(&co->ro, metrics, sides);
 	rc = EXIT_ERROR;
-	if (cmp_build(&c, &base, &test, co->ro.match, &err)) {
+	if (cmp_build(&c, &base, &test, co->ro.match, &co->paths, &err)) {
 		cli_fail(NULL, &err);
 		goto out;
 	}
@@ -343,5 +355,6 @@ out:
 	view_release(&test);
 	sym_release(&sym);
 	cli_sym_release(&co->so);
+	mp_prefix_map_release(&co->paths);
 	return rc;
 }

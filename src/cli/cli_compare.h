@@ -26,6 +26,8 @@
 	"  --cold-lifetime=S  ... and an average lifetime of at least S\n"    \
 	"                 seconds (default 200)\n"                            \
 	"  --hot-density=X  hot above X (default 1000)\n"                     \
+	"  --prefix-map=OLD=NEW  match files under OLD as under NEW (builds\n" \
+	"                 in other directories; repeatable, as merge's)\n"  \
 	CLI_SYM_HELP                                                          \
 	"  --no-demangle  show C++ names as linkage names\n"                  \
 	"  -h, --help     this text\n"
@@ -40,13 +42,14 @@ struct cmp_cli {
 	bool svg;			/* diff --format=svg */
 	const char *output;		/* diff -o */
 	enum mib_field value;		/* diff --value: the graph's widths */
+	struct mp_prefix_map paths;	/* --prefix-map, for the matching */
 };
 
 enum {
 	OPT_FORMAT = OPT__NEXT, OPT_MATCH, OPT_FUNCTION, OPT_TOP,
 	OPT_COLD_DENSITY, OPT_COLD_LIFETIME, OPT_HOT_DENSITY,
 	OPT_BY, OPT_METRICS, OPT_SORT, OPT_FAIL_IF, OPT_PER_CONTEXT,
-	OPT_FAIL_ON_FLIP, OPT_VALUE,
+	OPT_FAIL_ON_FLIP, OPT_VALUE, OPT_PREFIX_MAP,
 };
 
 #define COMMON_LONGOPTS                                                   \
@@ -57,6 +60,7 @@ enum {
 	{ "cold-density", required_argument, NULL, OPT_COLD_DENSITY },    \
 	{ "cold-lifetime", required_argument, NULL, OPT_COLD_LIFETIME },  \
 	{ "hot-density", required_argument, NULL, OPT_HOT_DENSITY },      \
+	{ "prefix-map", required_argument, NULL, OPT_PREFIX_MAP },        \
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },            \
 	{ "help", no_argument, NULL, 'h' },                               \
 	CLI_SYM_LONGOPTS

@@ -19,6 +19,7 @@ const struct cli_command cli_cmd_overlap = {
 	.synopsis = "memprof-data overlap [--format=text|yaml|json] "
 		    "[--match=column|line|function] [--function=NAME] [--top=N] "
 		    "[--cold-density=X] [--cold-lifetime=S] [--hot-density=X] "
+		    "[--prefix-map=OLD=NEW]... "
 		    "[--binary=PATH]... [--debug-dir=DIR]... [--strict] "
 		    "[--keep-runtime] [--alloc-function=GLOB]... [--max-input-size=SIZE] [--keep-bad-frames] [--no-symbol-cache] [--no-system-libraries] [--no-demangle] BASE TEST",
 };

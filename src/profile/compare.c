@@ -169,10 +169,21 @@ static bool frame_words(struct cmp *c, const struct mp_frame *f,
 		k->w[k->n++] = (uint32_t)(at >> 32);
 	} else {
 		const char *file = f->file ? f->file : "";
+		char mapped[IDX_PATH_MAX];
 
 		k->w[k->n++] = 2;
 		k->w[k->n++] = str_id(c, f->function ? f->function : "");
 		if (m != CMP_MATCH_FUNCTION) {
+			/* A mapped path is in MAPPED: copied, as a temporary. */
+			if (c->paths && f->file) {
+				const char *p = mp_prefix_map_apply(c->paths, file,
+								    mapped,
+								    sizeof(mapped));
+
+				if (p != file)
+					file_temp = true;
+				file = p ? p : file;
+			}
 			k->w[k->n++] = file_temp ? str_id_copy(c, file)
 						 : str_id(c, file);
 			k->w[k->n++] = f->line;
@@ -610,11 +621,13 @@ static size_t trie_nodes(const struct view *v)
 }
 
 enum mp_errcode cmp_build(struct cmp *c, struct view *base, struct view *test,
-			  enum cmp_match m, struct mp_err *err)
+			  enum cmp_match m, const struct mp_prefix_map *paths,
+			  struct mp_err *err)
 {
 	enum mp_errcode rc;
 
 	memset(c, 0, sizeof(*c));
+	c->paths = paths && paths->n ? paths : NULL;
 	c->views[CMP_BASE] = base;
 	c->views[CMP_TEST] = test;
 	c->skip_found = base->nllvm || test->nllvm;

@@ -92,6 +92,7 @@ struct cmp {
 	/* A side has LLVM inputs, which keep no frame of a file found by
 	 * build id (MP_FRAME_FOUND): such frames are no part of a key. */
 	bool skip_found;
+	const struct mp_prefix_map *paths;	/* files as mapped, or NULL */
 };
 
 /* Parse "column", "line" or "function". */
@@ -100,14 +101,16 @@ const char *cmp_match_name(enum cmp_match m);
 
 /*
  * Match the contexts of BASE and TEST into C (initialized here).  BASE
- * and TEST may be one view.  Costs, beyond the entries: a few words per
+ * and TEST may be one view.  Frames' files are matched as PATHS maps them
+ * (merge --prefix-map's rules; NULL: as they are), and print as they are.  Costs, beyond the entries: a few words per
  * distinct frame and per distinct stack prefix, and while an indexed
  * input is matched 8 bytes per byte of its trie; no stack is kept (an
  * indexed one is not expanded, an LLVM or raw one is read into a
  * scratch, view_frames_scratch()).
  */
 enum mp_errcode cmp_build(struct cmp *c, struct view *base, struct view *test,
-			  enum cmp_match m, struct mp_err *err);
+			  enum cmp_match m, const struct mp_prefix_map *paths,
+			  struct mp_err *err);
 void cmp_release(struct cmp *c);
 
 /*

@@ -269,6 +269,17 @@ if command -v clang++-19 >/dev/null && mkdir -p "$ws/a" "$ws/b" &&
 	"$MD" merge --no-progress -o "$tmp/mb.memprof" $WB --prefix-map="$ws/b=/src" "$pb" 2>/dev/null
 	"$MD" diff --format=json "$tmp/ma.memprof" "$tmp/mb.memprof" >"$tmp/d.json" 2>/dev/null
 	"$MD" diff --format=json "$tmp/pa.memprof" "$tmp/pb.memprof" >"$tmp/d0.json" 2>/dev/null
+	# diff and overlap map paths for their matching only.
+	"$MD" diff --format=json --prefix-map="$ws/a=/src" --prefix-map="$ws/b=/src" \
+		"$tmp/pa.memprof" "$tmp/pb.memprof" >"$tmp/d1.json" 2>/dev/null
+	ov=$("$MD" overlap --format=json --prefix-map="$ws/a=/src" --prefix-map="$ws/b=/src" \
+		"$tmp/pa.memprof" "$tmp/pb.memprof" 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(d["overlap"]["AllocCount"])' 2>&1)
+	ov0=$("$MD" overlap --format=json "$tmp/pa.memprof" "$tmp/pb.memprof" 2>/dev/null | python3 -c '
+import json, sys
+print(json.load(sys.stdin)["overlap"]["AllocCount"])' 2>&1)
 	# shellcheck disable=SC2086
 	"$MD" merge --no-progress --format=llvm -o "$tmp/l0.profdata" --binary="$ws/a/t" "$pa" 2>/dev/null
 	# shellcheck disable=SC2086
@@ -283,15 +294,19 @@ print(" ".join(sorted({f["file"] for c in json.load(sys.stdin)["contexts"]
 	matched=$(python3 -c '
 import json, sys
 print(" ".join("%(common)d/%(base_only)d/%(test_only)d" % json.load(open(p))["matching"]["contexts"]
-               for p in sys.argv[1:]))' "$tmp/d.json" "$tmp/d0.json" 2>&1)
+               for p in sys.argv[1:]))' "$tmp/d.json" "$tmp/d0.json" "$tmp/d1.json" 2>&1)
 	n1=${one%% *} a1=${one#* } n2=${two%% *} nm=${mapped%% *} am=${mapped#* }
+	read -r m_merged m_none m_diff <<-EOM
+	$matched
+	EOM
 	if [ -n "$n1" ] && [ "$n2" -gt "$n1" ] && [ "$nm" = "$n1" ] && [ "$am" = $((a1 * 2)) ] &&
 	   [ "$files" = "/src/t.cc" ] && cmp -s "$tmp/mab.memprof" "$tmp/iab.memprof" &&
-	   [ "${matched% *}" = "$n1/0/0" ] && [ "${matched#* }" != "$n1/0/0" ] &&
+	   [ "$m_merged" = "$n1/0/0" ] && [ "$m_none" != "$n1/0/0" ] &&
+	   [ "$m_diff" = "$n1/0/0" ] && [ "$ov" = 1.0 ] && [ "$ov0" != 1.0 ] &&
 	   cmp -s "$tmp/l0.profdata" "$tmp/l1.profdata"; then
-		ok "--prefix-map folds two build directories' frames ($n2 contexts apart, $nm mapped, as one build's $n1), raw or indexed inputs alike; diff matches all $n1 (unmapped: ${matched#* }); --format=llvm unchanged"
+		ok "--prefix-map folds two build directories' frames ($n2 contexts apart, $nm mapped, as one build's $n1), raw or indexed inputs alike; diff matches all $n1 (common/base only/test only: $m_merged, unmapped $m_none, mapped by diff itself $m_diff), overlap $ov (unmapped $ov0); --format=llvm unchanged"
 	else
-		notok "--prefix-map: one '$one' two '$two' mapped '$mapped' files '$files' matched '$matched' $(cmp "$tmp/mab.memprof" "$tmp/iab.memprof") $(cmp "$tmp/l0.profdata" "$tmp/l1.profdata")"
+		notok "--prefix-map: one '$one' two '$two' mapped '$mapped' files '$files' matched '$matched' overlap '$ov' '$ov0' $(cmp "$tmp/mab.memprof" "$tmp/iab.memprof") $(cmp "$tmp/l0.profdata" "$tmp/l1.profdata")"
 	fi
 	"$MD" merge --no-progress -o "$tmp/x.memprof" --prefix-map==/x "$pa" 2>"$tmp/err"; r=$?
 	if [ $r -eq 2 ] && grep -q "prefix-map wants OLD=NEW with OLD not empty, not '=/x'" "$tmp/err" &&

@@ -54,7 +54,7 @@ static void check(struct view *v)
 	struct mp_err err = { 0 };
 	struct cmp c;
 
-	if (cmp_build(&c, v, v, CMP_MATCH_COLUMN, &err)) {
+	if (cmp_build(&c, v, v, CMP_MATCH_COLUMN, NULL, &err)) {
 		FUZZ_ASSERT(err.code == MP_E_NOMEM);
 		return;
 	}
