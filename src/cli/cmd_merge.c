@@ -725,6 +725,12 @@ int cmd_merge(int argc, char **argv)
 			 "(garbage past code without frame pointers; "
 			 "--keep-bad-frames keeps them)", m.cut,
 			 m.cut == 1 ? "" : "s");
+	if (m.unmapped_code)
+		cli_note(NULL, "%" PRIu64 " raw stack%s through code unmapped "
+			 "before the profile was written (a library closed with "
+			 "dlclose?), kept: its frames as addresses, its callers "
+			 "symbolized", m.unmapped_code,
+			 m.unmapped_code == 1 ? "" : "s");
 	if (m.kept_bad)
 		cli_note(NULL, "%" PRIu64 " raw stack%s with a PC in no segment "
 			 "past the leaf (garbage past code without frame "

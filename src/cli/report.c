@@ -397,13 +397,19 @@ static void emit_symbolization(struct emit *e, const struct sym_ctx *sym,
 	struct sym_module_info mi;
 	char bid[2 * RAW_BUILD_ID_MAX + 1], display[4300];
 
-	snprintf(display, sizeof(display),
-		 "%" PRIu64 " of %" PRIu64 " frames symbolized; %" PRIu64
-		 " allocator frames dropped; %" PRIu64 " contexts all allocator; %"
-		 PRIu64 " stacks cut at a PC in no segment; %" PRIu64
-		 " return addresses in the runtime's code dropped past the first frame",
-		 st->symbolized, st->frames, st->runtime_dropped, st->all_runtime,
-		 st->cut, st->stale);
+	int n = snprintf(display, sizeof(display),
+			 "%" PRIu64 " of %" PRIu64 " frames symbolized; %" PRIu64
+			 " allocator frames dropped; %" PRIu64 " contexts all "
+			 "allocator; %" PRIu64 " stacks cut at a PC in no segment; %"
+			 PRIu64 " return addresses in the runtime's code dropped "
+			 "past the first frame",
+			 st->symbolized, st->frames, st->runtime_dropped,
+			 st->all_runtime, st->cut, st->stale);
+
+	if (st->unmapped_code && n > 0 && (size_t)n < sizeof(display))
+		snprintf(display + n, sizeof(display) - (size_t)n, "; %" PRIu64
+			 " stacks through code unmapped before the profile was "
+			 "written, kept", st->unmapped_code);
 	emit_object(e, "symbolization");
 	emit_row(e, "frames", display);
 	emit_u64(e, "total", st->frames);
@@ -411,6 +417,7 @@ static void emit_symbolization(struct emit *e, const struct sym_ctx *sym,
 	emit_u64(e, "runtime_dropped", st->runtime_dropped);
 	emit_u64(e, "all_runtime_contexts", st->all_runtime);
 	emit_u64(e, "stacks_cut", st->cut);
+	emit_u64(e, "stacks_through_unmapped_code", st->unmapped_code);
 	emit_u64(e, "stale_runtime_dropped", st->stale);
 	emit_end(e);
 	emit_list(e, "modules");

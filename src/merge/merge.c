@@ -537,7 +537,8 @@ static enum mp_errcode flush(struct merge *m, struct scratch *s,
  * The location key of PC, the K-th of a stack of profile P, the slow way:
  * its segment found (and learnt, the first time), an escape interned if
  * need be.  *BAD: PC lies in no segment past the leaf, and the stack
- * ends before it (BAD_CUT) or keeps it (BAD_KEPT, opts.keep_bad_frames).
+ * ends before it (BAD_CUT) or keeps it (BAD_KEPT: KEEP, or
+ * opts.keep_bad_frames).
  * A range whose keys need no escape becomes S's first fast range, the
  * other one its second.
  */
@@ -545,7 +546,7 @@ enum { BAD_NONE, BAD_CUT, BAD_KEPT };
 
 static __attribute__((noinline)) enum mp_errcode
 key_of_pc(struct merge *m, struct scratch *s, const struct raw_profile *prof,
-	  size_t p, uint64_t pc, uint32_t k, uint64_t *key, int *bad,
+	  size_t p, uint64_t pc, uint32_t k, bool keep, uint64_t *key, int *bad,
 	  struct mp_err *err)
 {
 	uint64_t space = SPACE_ADDRESS, value = pc;
@@ -581,7 +582,7 @@ key_of_pc(struct merge *m, struct scratch *s, const struct raw_profile *prof,
 		 * (as sym_stack_symbolize() does for show), unless told to
 		 * keep it; either way counted, not warned about PC by PC.
 		 */
-		*bad = m->opts.keep_bad_frames ? BAD_KEPT : BAD_CUT;
+		*bad = keep || m->opts.keep_bad_frames ? BAD_KEPT : BAD_CUT;
 		if (*bad == BAD_CUT)
 			return MP_OK;
 	} else if (!s->warned_unmapped) {
@@ -621,6 +622,7 @@ fold_pcs(struct merge *m, struct scratch *s, const struct raw_file *rf,
 	enum mp_errcode rc;
 	struct ctab_entry *added;
 	bool kept_bad = false;
+	uint32_t keep_until = 0;	/* a run of unmapped code ends there */
 
 	if (npcs == 0)
 		return MP_OK;	/* no stack: nothing to attach it to */
@@ -656,15 +658,29 @@ fold_pcs(struct merge *m, struct scratch *s, const struct raw_file *rf,
 		} else {
 			int bad;
 
-			rc = key_of_pc(m, s, prof, p, pc, k, &key, &bad, err);
+			rc = key_of_pc(m, s, prof, p, pc, k, k < keep_until,
+				       &key, &bad, err);
 			if (rc)
 				return rc;
+			/* Garbage, or code unmapped before the profile was
+			 * written (raw_unmapped_run_end()): then kept. */
+			if (bad == BAD_CUT &&
+			    (keep_until = raw_unmapped_run_end(prof, pcs, bytes,
+								npcs, k,
+								&s->hint))) {
+				__atomic_fetch_add(&m->unmapped_code, 1,
+						   __ATOMIC_RELAXED);
+				rc = key_of_pc(m, s, prof, p, pc, k, true, &key,
+					       &bad, err);
+				if (rc)
+					return rc;
+			}
 			if (bad == BAD_CUT) {
 				npcs = k;
 				__atomic_fetch_add(&m->cut, 1, __ATOMIC_RELAXED);
 				break;
 			}
-			kept_bad |= bad == BAD_KEPT;
+			kept_bad |= bad == BAD_KEPT && k >= keep_until;
 			f0 = s->fast[0];
 			f1 = s->fast[1];
 		}

@@ -170,6 +170,9 @@ struct merge {
 				 * known once written */
 	uint64_t cut;		/* raw stacks cut at a PC in no segment */
 	uint64_t kept_bad;	/* and those kept whole (keep_bad_frames) */
+	uint64_t unmapped_code;	/* raw stacks through code unmapped before
+				 * the profile was written, kept
+				 * (raw_unmapped_run_end()) */
 	/* Locations left out of stacks past their first frame of the
 	 * program: stale return addresses in the runtime's code
 	 * (MP_FRAME_RUNTIME_CODE), as llvm-profdata leaves them out. */

@@ -272,6 +272,25 @@ out:
 }
 
 /* raw_segment_of() past its hint: a binary search of the ranges. */
+uint32_t raw_unmapped_run_end(const struct raw_profile *prof, const void *pcs,
+			      bool le_bytes, uint32_t npcs, uint32_t k,
+			      size_t *hint)
+{
+	uint32_t end;
+
+#define PC_AT(i) (le_bytes ? mp_le64((const unsigned char *)pcs + 8 * (size_t)(i)) \
+			   : ((const uint64_t *)pcs)[i])
+	for (end = k; end < npcs && raw_segment_of(prof, PC_AT(end), hint) < 0;)
+		end++;
+	if (npcs - end < RAW_RETURN_MIN)
+		return 0;
+	for (uint32_t i = end; i < npcs; i++)
+		if (raw_segment_of(prof, PC_AT(i), hint) < 0)
+			return 0;
+#undef PC_AT
+	return end;
+}
+
 int64_t raw_segment_search(const struct raw_profile *prof, uint64_t pc,
 			   size_t *hint)
 {

@@ -171,6 +171,25 @@ static inline int64_t raw_segment_of(const struct raw_profile *prof,
 }
 
 /*
+ * A PC past a stack's leaf in no segment is most often garbage an unwinder
+ * read past code without frame pointers, and the stack is cut there; but
+ * code that was unmapped before the profile was written (a library closed
+ * with dlclose, code made at run time) is in no segment either, and its
+ * callers are real.  The run of such PCs that starts at index K of the
+ * NPCS at PCS (uint64_t values, or little-endian bytes when LE_BYTES) is
+ * taken for such code when the stack comes back to mapped code and stays
+ * there to its root, for RAW_RETURN_MIN PCs at least: then the index past
+ * the run, else 0.  Garbage seldom does: in 127,831 garbage stacks of
+ * protoc (static and shared builds), the stack came back to mapped code
+ * in 1,967, for one PC in 1,344 and for a while before more garbage in
+ * 623.
+ */
+#define RAW_RETURN_MIN 2
+uint32_t raw_unmapped_run_end(const struct raw_profile *prof, const void *pcs,
+			      bool le_bytes, uint32_t npcs, uint32_t k,
+			      size_t *hint);
+
+/*
  * Index PROF's segments for raw_segment_of(), in memory from ARENA:
  * raw_parse() and raw_walk() do it; this is for a profile made by hand.
  * Fails only with MP_E_NOMEM.

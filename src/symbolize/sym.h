@@ -589,6 +589,8 @@ struct sym_stack_stats {
 	uint64_t runtime_dropped;	/* frames removed */
 	uint64_t all_runtime;		/* contexts that were all runtime */
 	uint64_t cut;			/* stacks cut at a PC in no segment */
+	uint64_t unmapped_code;		/* stacks through code no longer
+					 * mapped, kept (raw_unmapped_run_end) */
 	uint64_t stale;			/* PCs in the runtime's code past the
 					 * leading frames, left out
 					 * (MP_FRAME_RUNTIME_CODE) */
@@ -599,7 +601,10 @@ struct sym_stack_stats {
  * the leaf that lies in no segment of its profile, unless KEEP_BAD: past
  * code built without frame pointers (libstdc++) an unwinder reads
  * garbage return addresses, one site splitting into hundreds of
- * contexts; what follows such a PC is garbage too.
+ * contexts; what follows such a PC is garbage too.  Not when the stack
+ * comes back to mapped code for good after it (raw_unmapped_run_end():
+ * a library unloaded before the profile was written): those PCs are
+ * kept, as addresses.
  */
 enum {
 	SYM_STACK_KEEP_RUNTIME = 1,	/* keep the runtime's leading frames */

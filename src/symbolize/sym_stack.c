@@ -117,16 +117,24 @@ enum mp_errcode sym_stack_symbolize(struct sym_ctx *sym,
 	bool cut = !(flags & SYM_STACK_KEEP_BAD) && prof->nranges;
 	enum mp_errcode rc;
 	size_t start = 0, hint = 0;
+	uint32_t keep_until = 0;	/* a run of unmapped code ends there */
 
 	st->n = 0;
 	for (uint32_t k = 0; k < npcs; k++) {
 		struct sym_location loc = { .pc = pcs[k] };
 		struct sym_addr a;
 
-		if (k && cut && raw_segment_of(prof, pcs[k], &hint) < 0) {
+		if (k >= keep_until && k && cut &&
+		    raw_segment_of(prof, pcs[k], &hint) < 0) {
+			keep_until = raw_unmapped_run_end(prof, pcs, false, npcs,
+							  k, &hint);
+			if (!keep_until) {
+				if (stats)
+					stats->cut++;
+				break;
+			}
 			if (stats)
-				stats->cut++;
-			break;
+				stats->unmapped_code++;
 		}
 		rc = sym_map_pc(sym, prof, pcs[k], &a, err);
 		if (rc)

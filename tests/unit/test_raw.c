@@ -159,6 +159,43 @@ START_TEST(zstd_equals_plain)
 }
 END_TEST
 
+/*
+ * raw_unmapped_run_end(): a run of PCs in no segment is code unmapped
+ * before the profile was written only when RAW_RETURN_MIN PCs or more
+ * follow it, all in segments; garbage to the root, one PC back in a
+ * segment (protoc's garbage) or garbage again after mapped PCs is not.
+ */
+START_TEST(unmapped_run_needs_a_return_for_good)
+{
+	struct raw_segment seg[2] = {
+		{ .start = 0x1000, .end = 0x2000 },
+		{ .start = 0x7000, .end = 0x8000 },
+	};
+	struct raw_profile prof = { .version = 4, .segments = seg, .nsegments = 2 };
+	struct mp_arena arena = MP_ARENA_INIT;
+	struct mp_err err = { 0 };
+	static const uint64_t plugin[] = { 0x1010, 0x5000, 0x5010, 0x1100, 0x7100, 0x7200 },
+			      garbage[] = { 0x1010, 0x7010, 0xaaaa, 0x10 },
+			      one_back[] = { 0x1010, 0x7010, 0xaaaa, 0x1200 },
+			      again[] = { 0x1010, 0x5000, 0x1100, 0x1200, 0x33 },
+			      at_root[] = { 0x1010, 0x5000, 0x1100, 0x7000 };
+	unsigned char le[sizeof(plugin)];
+	size_t hint = 0;
+
+	ck_assert_int_eq(raw_profile_index(&prof, &arena, &err), MP_OK);
+	ck_assert_uint_eq(raw_unmapped_run_end(&prof, plugin, false, 6, 1, &hint), 3);
+	ck_assert_uint_eq(raw_unmapped_run_end(&prof, garbage, false, 4, 2, &hint), 0);
+	ck_assert_uint_eq(raw_unmapped_run_end(&prof, one_back, false, 4, 2, &hint), 0);
+	ck_assert_uint_eq(raw_unmapped_run_end(&prof, again, false, 5, 1, &hint), 0);
+	ck_assert_uint_eq(raw_unmapped_run_end(&prof, at_root, false, 4, 1, &hint), 2);
+	/* The PCs as a raw file holds them. */
+	for (size_t i = 0; i < 6; i++)
+		mp_put_le64(le + 8 * i, plugin[i]);
+	ck_assert_uint_eq(raw_unmapped_run_end(&prof, le, true, 6, 1, &hint), 3);
+	mp_arena_release(&arena);
+}
+END_TEST
+
 START_TEST(two_profiles_fold)
 {
 	struct raw_file rf;
@@ -727,6 +764,7 @@ int main(void)
 	tcase_add_test(real, v2_clang16);
 	tcase_add_test(real, v4_histogram);
 	tcase_add_test(real, zstd_equals_plain);
+	tcase_add_test(real, unmapped_run_needs_a_return_for_good);
 	tcase_add_test(real, two_profiles_fold);
 	tcase_add_test(real, must_fail_files);
 	tcase_add_test(syn, duplicate_stack_ids_merge);

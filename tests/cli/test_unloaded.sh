@@ -1,0 +1,71 @@
+#!/bin/sh
+# A library closed with dlclose before the profile is written: its return
+# addresses lie in no segment, as garbage past code without frame
+# pointers does, but the stack comes back to mapped code for good after
+# them (raw_unmapped_run_end()).  show and merge keep such a stack: the
+# plugin's frames as addresses, the host's symbolized; a stack that does
+# not come back is still cut (test_merge.sh, the fixtures' garbage).
+set -u
+BUILD=${1:-build}
+MD="$BUILD/memprof-data"
+SRC=tests/cli/src
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+ok() { echo "ok - $*"; }
+notok() { echo "not ok - $*"; }
+. tests/need.sh
+need python3
+
+CF="-g -O1 -fno-omit-frame-pointer -fmemory-profile"
+# shellcheck disable=SC2086
+if ! command -v clang-19 >/dev/null ||
+   ! clang-19 $CF -fPIC -shared "$SRC/unloaded_plugin.c" -o "$tmp/libplugin.so" 2>"$tmp/err" ||
+   ! clang-19 $CF "$SRC/unloaded_host.c" -o "$tmp/host" -ldl 2>>"$tmp/err" ||
+   ! MEMPROF_OPTIONS=log_path="$tmp/closed" "$tmp/host" "$tmp/libplugin.so" 1 2>>"$tmp/err" ||
+   ! MEMPROF_OPTIONS=log_path="$tmp/open" "$tmp/host" "$tmp/libplugin.so" 0 2>>"$tmp/err"; then
+	notok "build and run unloaded_host.c: $(cat "$tmp/err")"
+	exit 0
+fi
+closed=$(ls "$tmp"/closed.*) open=$(ls "$tmp"/open.*)
+B="--binary=$tmp/host --binary=$tmp/libplugin.so"
+
+# The context of the plugin's 100 allocations: its frames' functions.
+plugin_stack() {
+	python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+c = [c for c in d["contexts"] if c["mib"]["AllocCount"] == 100]
+assert len(c) == 1, len(c)
+sym = d.get("symbolization")
+print(" ".join(f.get("function") or ("addr" if "address" in f or "offset" in f else "?")
+               for f in c[0]["frames"]),
+      sym["frames"]["stacks_through_unmapped_code"] if sym else "")'
+}
+# shellcheck disable=SC2086
+s_closed=$("$MD" show --format=json --no-demangle $B "$closed" 2>"$tmp/err" | plugin_stack 2>&1)
+# shellcheck disable=SC2086
+s_open=$("$MD" show --format=json --no-demangle $B "$open" 2>/dev/null | plugin_stack 2>&1)
+case "$s_closed" in
+"addr addr call_plugin main "*" 1")
+	case "$s_open" in
+	"plugin_inner plugin_alloc call_plugin main "*" 0")
+		ok "show keeps a stack through a library closed before exit: the plugin's 2 frames as addresses, then call_plugin and main (open: named)" ;;
+	*) notok "show, plugin kept open: $s_open" ;;
+	esac ;;
+*) notok "show, plugin closed: $s_closed $(cat "$tmp/err")" ;;
+esac
+
+# shellcheck disable=SC2086
+"$MD" merge --no-progress -o "$tmp/m.memprof" $B "$closed" 2>"$tmp/err"
+m=$("$MD" show --format=json --no-demangle "$tmp/m.memprof" 2>&1 | plugin_stack 2>&1)
+case "$m" in
+"addr addr call_plugin main "*)
+	if grep -q "note: 1 raw stack through code unmapped before the profile was written (a library closed with dlclose?), kept" "$tmp/err"; then
+		ok "merge keeps it too, and says so in a note"
+	else
+		notok "merge's notes: $(cat "$tmp/err")"
+	fi ;;
+*)
+	notok "merge of the closed plugin's profile: $m $(cat "$tmp/err")" ;;
+esac
