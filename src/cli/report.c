@@ -427,7 +427,7 @@ static void emit_symbolization(struct emit *e, const struct sym_ctx *sym,
 			 "%s: %" PRIu64 " of %" PRIu64 " addresses with a source "
 			 "line, %" PRIu64 " with a symbol only%s", mi.path,
 			 mi.with_line, mi.addrs, mi.symtab_only,
-			 mi.has_dwarf ? "" : " (no DWARF)");
+			 mi.has_dwarf || !mi.addrs ? "" : " (no DWARF)");
 		emit_row(e, NULL, display);
 		emit_str(e, "path", mi.path);
 		emit_str(e, "build_id", bid);

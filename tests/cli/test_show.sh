@@ -160,3 +160,16 @@ else
 fi
 "$MD" show "$FX/bad/version-99.profraw" >"$tmp/e.txt" 2>/dev/null
 [ ! -s "$tmp/e.txt" ] && ok "an error in text mode prints nothing on stdout" || notok "text error on stdout"
+
+# The symbolization summary's modules: one without DWARF that addresses
+# were looked up in says so; one no address was looked up in (a --binary
+# of another program) says nothing of DWARF, unknown there.
+objcopy --strip-debug "$FX/basic.pie" "$tmp/stripped.pie" 2>/dev/null
+"$MD" show --top=0 --binary="$tmp/stripped.pie" --binary="$FX/dump2" \
+	"$FX/basic.pie.v4.profraw" >"$tmp/mods.txt" 2>/dev/null
+if grep -q "stripped.pie: 0 of [1-9][0-9]* addresses with a source line, [1-9][0-9]* with a symbol only (no DWARF)$" "$tmp/mods.txt" &&
+   grep -q "dump2: 0 of 0 addresses with a source line, 0 with a symbol only$" "$tmp/mods.txt"; then
+	ok "show's modules: (no DWARF) for a module looked up without it, nothing for one not looked up"
+else
+	notok "show's modules: $(grep -A4 'modules:' "$tmp/mods.txt")"
+fi
