@@ -284,6 +284,7 @@ int cli_sym_setup(struct cli_sym *o, struct sym_ctx *sym)
 	opt.strict = o->strict;
 	opt.strict_main = o->strict_main;
 	opt.caller_names_others = o->names_others;
+	opt.unsymbolized_fate = o->unsymbolized_fate;
 	if (!o->no_system_libs)
 		opt.libs_cache = "/etc/ld.so.cache";
 	if (!o->no_symbol_cache)

@@ -112,6 +112,7 @@ struct cli_sym {
 	/* The command names inputs of another program itself
 	 * (sym_options.caller_names_others). */
 	bool names_others;
+	const char *unsymbolized_fate;	/* sym_options' */
 	bool keep_bad_frames;	/* --keep-bad-frames */
 	bool no_symbol_cache;	/* --no-symbol-cache */
 	bool no_system_libs;	/* --no-system-libraries */

@@ -685,6 +685,9 @@ int cmd_merge(int argc, char **argv)
 
 	/* As llvm-profdata: an LLVM export needs the program's binary. */
 	so.strict_main = xo.format == OUT_LLVM;
+	if (xo.format == OUT_LLVM)
+		so.unsymbolized_fate = "its frames are left out of the LLVM "
+				       "profile, as llvm-profdata leaves them";
 	so.names_others = true;	/* report() does, with the input's name */
 	if ((rc = cli_sym_setup(&so, &sym)) != EXIT_OK)
 		goto out;

@@ -257,6 +257,13 @@ static void warn(struct sym_ctx *ctx, const char *fmt, ...)
 	ctx->opt.warn(ctx->opt.warn_arg, msg);
 }
 
+/* What becomes of the frames of a module without a binary. */
+static const char *fate(const struct sym_ctx *ctx)
+{
+	return ctx->opt.unsymbolized_fate ? ctx->opt.unsymbolized_fate
+					  : "its frames stay unsymbolized";
+}
+
 /*
  * True the first time KEY is seen.  Warnings are few, so a list is enough;
  * when it cannot grow, warning twice beats failing.
@@ -1094,17 +1101,18 @@ static enum mp_errcode no_binary_v3(struct sym_ctx *ctx,
 	else if (!first_time(ctx, mp_hash_bytes(s->build_id, s->build_id_size, 3)))
 		return MP_OK;
 	if (!s->build_id_size)
-		warn(ctx, "segment 0x%llx-0x%llx has no build id; its frames stay unsymbolized",
-		     (unsigned long long)s->start, (unsigned long long)s->end);
+		warn(ctx, "segment 0x%llx-0x%llx has no build id; %s",
+		     (unsigned long long)s->start, (unsigned long long)s->end,
+		     fate(ctx));
 	else if (mismatch)
-		warn(ctx, "'%s' has build id %s, the profile's main segment 0x%llx-0x%llx has %s; its frames stay unsymbolized",
+		warn(ctx, "'%s' has build id %s, the profile's main segment 0x%llx-0x%llx has %s; %s",
 		     m->path, m->build_id_size ? mhex : "(none)",
 		     (unsigned long long)s->start, (unsigned long long)s->end,
-		     hex);
+		     hex, fate(ctx));
 	else
-		warn(ctx, "no binary with build id %s for segment 0x%llx-0x%llx; its frames stay unsymbolized",
+		warn(ctx, "no binary with build id %s for segment 0x%llx-0x%llx; %s",
 		     hex, (unsigned long long)s->start,
-		     (unsigned long long)s->end);
+		     (unsigned long long)s->end, fate(ctx));
 	return MP_OK;
 }
 
@@ -1129,14 +1137,14 @@ static enum mp_errcode no_binary_v1(struct sym_ctx *ctx,
 	if (!first_time(ctx, mp_hash_bytes(key, sizeof(key), 1)))
 		return MP_OK;
 	if (i == 0 && m)
-		warn(ctx, "'%s' does not fit the profile's main segment 0x%llx-0x%llx (file offset 0x%llx); its frames stay unsymbolized",
-		     m->path, start, end, off);
+		warn(ctx, "'%s' does not fit the profile's main segment 0x%llx-0x%llx (file offset 0x%llx); %s",
+		     m->path, start, end, off, fate(ctx));
 	else if (i == 0)
-		warn(ctx, "no binary for the profile's main segment 0x%llx-0x%llx (file offset 0x%llx); its frames stay unsymbolized",
-		     start, end, off);
+		warn(ctx, "no binary for the profile's main segment 0x%llx-0x%llx (file offset 0x%llx); %s",
+		     start, end, off, fate(ctx));
 	else
-		warn(ctx, "no binary for segment 0x%llx-0x%llx (file offset 0x%llx): a version %u profile has no build ids to find one by; its frames stay unsymbolized",
-		     start, end, off, prof->version);
+		warn(ctx, "no binary for segment 0x%llx-0x%llx (file offset 0x%llx): a version %u profile has no build ids to find one by; %s",
+		     start, end, off, prof->version, fate(ctx));
 	return MP_OK;
 }
 

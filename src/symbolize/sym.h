@@ -166,6 +166,11 @@ struct sym_options {
 	 * which could not say which input it is.
 	 */
 	bool caller_names_others;
+	/*
+	 * What the caller does with the frames of a module without a binary,
+	 * for the warnings' end; NULL: "its frames stay unsymbolized".
+	 */
+	const char *unsymbolized_fate;
 	bool no_default_debug_dir;	/* do not search /usr/lib/debug */
 	/* The program's own allocation wrappers, runtime frames too; may be
 	 * NULL; must outlive the context. */
@@ -384,6 +389,7 @@ enum mp_errcode sym_check_profile(struct sym_ctx *ctx,
  * segment position, offset and size), naming the segment:
  *	no binary with build id 3f2a... for segment 0x7f3c...-0x7f3d...;
  *	its frames stay unsymbolized
+ * (its end opt.unsymbolized_fate when given).
  * With opt.strict it is an error instead.  Cheap: a scan of the segments
  * and a hash probe; no DWARF is read.
  */

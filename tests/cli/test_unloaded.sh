@@ -69,3 +69,17 @@ case "$m" in
 *)
 	notok "merge of the closed plugin's profile: $m $(cat "$tmp/err")" ;;
 esac
+
+# A module without a binary: show and merge say its frames stay
+# unsymbolized; an LLVM export leaves them out (as llvm-profdata does),
+# and says that instead.
+"$MD" merge --no-progress -o "$tmp/o.memprof" --binary="$tmp/host" "$open" 2>"$tmp/err1"
+"$MD" merge --no-progress --format=llvm -o "$tmp/o.profdata" --binary="$tmp/host" "$open" 2>"$tmp/err2"
+w="warning: no binary with build id [0-9a-f]* for segment 0x[0-9a-f]*-0x[0-9a-f]*;"
+if grep -q "$w its frames stay unsymbolized$" "$tmp/err1" &&
+   grep -q "$w its frames are left out of the LLVM profile, as llvm-profdata leaves them$" "$tmp/err2" &&
+   ! grep -q "stay unsymbolized" "$tmp/err2"; then
+	ok "a module without a binary: its frames stay unsymbolized, or in an LLVM export are left out, and the warning says which"
+else
+	notok "the warnings of a module without a binary: $(cat "$tmp/err1" "$tmp/err2")"
+fi
