@@ -116,34 +116,44 @@ fi
 
 # Issue 17, item 2: a raw stack is cut at its first PC after the leaf in
 # no segment (garbage past code without frame pointers), counted, and
-# kept with --keep-bad-frames.  The cxx fixture with one caller's return
-# address replaced by an address in no segment.
-python3 - "$FX/cxx.v4.profraw" garbage.profraw <<'PY'
+# kept with --keep-bad-frames.  The cxx fixture with two return addresses
+# replaced by addresses in no segment, the stack back in mapped code for
+# one PC only, as protoc's garbage is; with one replaced, the stack comes
+# back for two (main and its caller) and is kept, as code unmapped before
+# the profile was written (raw_unmapped_run_end(), test_unloaded.sh).
+python3 - "$FX/cxx.v4.profraw" garbage.profraw one.profraw <<'PY'
 import struct, sys
 d = open(sys.argv[1], "rb").read()
-old, new = struct.pack("<Q", 0x5555555daa67), struct.pack("<Q", 0x6bc6b61e02bf)
-assert d.count(old) == 1
-open(sys.argv[2], "wb").write(d.replace(old, new))
+q = lambda v: struct.pack("<Q", v)
+for old in (0x5555555daa67, 0x5555555dab52):
+    assert d.count(q(old)) == 1
+one = d.replace(q(0x5555555daa67), q(0x6bc6b61e02bf))
+open(sys.argv[3], "wb").write(one)
+open(sys.argv[2], "wb").write(one.replace(q(0x5555555dab52), q(0x6bc6b61e0400)))
 PY
 "$MD" show --format=json --binary="$FX/cxx.pie" garbage.profraw >cut.json 2>/dev/null
 "$MD" show --format=json --keep-bad-frames --binary="$FX/cxx.pie" garbage.profraw >kept.json 2>/dev/null
 "$MD" merge --no-progress -o cut.memprof --binary="$FX/cxx.pie" garbage.profraw 2>merr
 "$MD" merge --no-progress --keep-bad-frames -o kept.memprof --binary="$FX/cxx.pie" garbage.profraw 2>>merr
+"$MD" show --format=json --binary="$FX/cxx.pie" one.profraw >one.json 2>/dev/null
 kept_note='note: 1 raw stack with a PC in no segment past the leaf (garbage past code without frame pointers), kept whole$'
-if python3 - cut.json kept.json <<'PY' && grep -q 'note: 1 raw stack cut at a PC in no segment' merr && grep -q "$kept_note" merr
+if python3 - cut.json kept.json one.json <<'PY' && grep -q 'note: 1 raw stack cut at a PC in no segment' merr && grep -q "$kept_note" merr
 import json, sys
-cut, kept = (json.load(open(f)) for f in sys.argv[1:])
+cut, kept, one = (json.load(open(f)) for f in sys.argv[1:])
 assert cut["symbolization"]["frames"]["stacks_cut"] == 1
 assert kept["symbolization"]["frames"]["stacks_cut"] == 0
+assert one["symbolization"]["frames"]["stacks_cut"] == 0
+assert one["symbolization"]["frames"]["stacks_through_unmapped_code"] == 1
 names = lambda d: [[f.get("function") or f.get("address") for f in c["frames"]]
                    for c in d["contexts"]]
 # Cut after the leaf: operator new alone (kept whole, being all
 # allocator); kept, the garbage PC and the two frames past it.
 assert ["_Znwm"] in names(cut), names(cut)
-assert ["0x6bc6b61e02bf", "main", "__libc_start_call_main"] in names(kept), names(kept)
+assert ["0x6bc6b61e02bf", "0x6bc6b61e0400", "__libc_start_call_main"] in names(kept), names(kept)
+assert ["0x6bc6b61e02bf", "main", "__libc_start_call_main"] in names(one), names(one)
 PY
 then
-	ok "a stack with a PC in no segment: cut after the leaf and counted (show's stacks_cut, merge's note), kept with --keep-bad-frames (counted too)"
+	ok "a stack with a PC in no segment: cut after the leaf and counted (show's stacks_cut, merge's note), kept with --keep-bad-frames (counted too), kept when two mapped PCs follow to the root"
 else
 	notok "stack cut: $(cat merr)"
 fi
