@@ -1048,6 +1048,29 @@ static bool main_owns(const struct sym_ctx *ctx, const struct raw_profile *prof,
 	return true;
 }
 
+/*
+ * Does v3+ segment S, of M's build id, place M's code where M has it?
+ * S's start less its offset (the module's load address) is the start of
+ * the page, of up to 64 KiB, that holds an executable PT_LOAD's first
+ * byte, and S ends within that PT_LOAD (and its last page).  A damaged
+ * offset puts the code elsewhere, where nothing would be found.
+ */
+static bool v3_fits(const struct sym_module *m, const struct raw_segment *s)
+{
+	uint64_t a = s->start - s->offset, len = s->end - s->start;
+
+	if (!m->nxl)
+		return true;	/* nothing to judge by */
+	for (size_t i = 0; i < m->nxl; i++) {
+		const struct sym_load *l = &m->xl[i];
+
+		if (l->vaddr >= a && l->vaddr - a < 0x10000 &&
+		    len <= l->vaddr - a + l->memsz + 0x10000)
+			return true;
+	}
+	return false;
+}
+
 /* Does a segment of PROF have M's build id? */
 static bool in_profile(const struct sym_module *m, const struct raw_profile *prof)
 {
@@ -1300,6 +1323,34 @@ enum mp_errcode sym_check_profile(struct sym_ctx *ctx,
 				warn(ctx, "the profile has no segments; '%s' is not used",
 				     m->path);
 			continue;
+		}
+		/* Version 3+: each segment of M's build id must fit M. */
+		for (size_t i = 0; i < prof->nsegments; i++) {
+			const struct raw_segment *si = &prof->segments[i];
+
+			if (!m->build_id_size ||
+			    si->build_id_size != m->build_id_size ||
+			    memcmp(si->build_id, m->build_id, m->build_id_size) ||
+			    v3_fits(m, si))
+				continue;
+			if (ctx->opt.strict || (ctx->opt.strict_main && is_main))
+				return mp_fail(err, MP_E_CORRUPT,
+					       "segment 0x%llx-0x%llx has the build "
+					       "id of '%s', but its offset 0x%llx puts "
+					       "it in no executable segment of the file",
+					       (unsigned long long)si->start,
+					       (unsigned long long)si->end, m->path,
+					       (unsigned long long)si->offset);
+			if (!m->warned_nomatch)
+				warn(ctx, "segment 0x%llx-0x%llx has the build id of "
+				     "'%s', but its offset 0x%llx puts it in no "
+				     "executable segment of the file (a damaged "
+				     "profile?); %s",
+				     (unsigned long long)si->start,
+				     (unsigned long long)si->end, m->path,
+				     (unsigned long long)si->offset, fate(ctx));
+			m->warned_nomatch = true;
+			break;
 		}
 		/*
 		 * Version 3+: segments find their binary by build id, so a

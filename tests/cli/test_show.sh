@@ -173,3 +173,28 @@ if grep -q "stripped.pie: 0 of [1-9][0-9]* addresses with a source line, [1-9][0
 else
 	notok "show's modules: $(grep -A4 'modules:' "$tmp/mods.txt")"
 fi
+
+# A v3+ segment whose offset (the module's load address) was damaged puts
+# the binary's code where the binary has none: said, not symbolized
+# against the wrong addresses; an LLVM export, which needs the program's
+# frames, fails naming the segment.
+python3 - "$FX/basic.pie.v4.profraw" "$tmp/badoff.profraw" <<'PY'
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+seg = struct.unpack_from("<Q", d, 24)[0]
+off = struct.unpack_from("<Q", d, seg + 8 + 16)[0]
+struct.pack_into("<Q", d, seg + 8 + 16, off ^ (1 << 40))
+open(sys.argv[2], "wb").write(d)
+PY
+"$MD" show --top=0 --binary="$FX/basic.pie" "$tmp/badoff.profraw" >/dev/null 2>"$tmp/err1"; r1=$?
+"$MD" show --top=0 --binary="$FX/basic.pie" "$FX/basic.pie.v4.profraw" >/dev/null 2>"$tmp/err0"
+"$MD" merge --no-progress --format=llvm -o "$tmp/badoff.profdata" --binary="$FX/basic.pie" \
+	"$tmp/badoff.profraw" 2>"$tmp/err2"; r2=$?
+msg="segment 0x[0-9a-f]*-0x[0-9a-f]* has the build id of '$FX/basic.pie', but its offset 0x545555554000 puts it in no executable segment of the file"
+if [ "$r1$r2" = 01 ] && grep -q "warning: $msg (a damaged profile?); its frames stay unsymbolized" "$tmp/err1" &&
+   grep -q "badoff.profraw': $msg$" "$tmp/err2" && [ ! -e "$tmp/badoff.profdata" ] &&
+   ! grep -q "no executable segment" "$tmp/err0"; then
+	ok "a damaged segment offset is warned about (show) or refused (LLVM export), naming the segment"
+else
+	notok "damaged segment offset: $r1$r2 $(cat "$tmp/err1" "$tmp/err2")"
+fi
