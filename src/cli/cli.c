@@ -148,6 +148,12 @@ bool cli_sym_option(struct cli_sym *o, int c, const char *arg)
 		else
 			o->nomem = true;
 		return true;
+	case OPT_BINARY_DIR:
+		if (MP_GROW(o->binary_dirs, o->abinary_dirs, o->nbinary_dirs + 1))
+			o->binary_dirs[o->nbinary_dirs++] = arg;
+		else
+			o->nomem = true;
+		return true;
 	case OPT_DEBUG_DIR:
 		if (MP_GROW(o->debug_dirs, o->adebug_dirs, o->ndebug_dirs + 1))
 			o->debug_dirs[o->ndebug_dirs++] = arg;
@@ -279,7 +285,8 @@ int cli_sym_setup(struct cli_sym *o, struct sym_ctx *sym)
 	 * Without any --binary the user expects unsymbolized frames: say
 	 * nothing about each module that has none (--strict still fails).
 	 */
-	opt.warn = o->nbinaries || o->strict ? print_warning : NULL;
+	opt.warn = o->nbinaries || o->nbinary_dirs || o->strict ? print_warning
+								 : NULL;
 	opt.warn_arg = o;
 	opt.strict = o->strict;
 	opt.strict_main = o->strict_main;
@@ -311,6 +318,9 @@ int cli_sym_setup(struct cli_sym *o, struct sym_ctx *sym)
 	for (size_t i = 0; i < o->nbinaries; i++)
 		if (sym_add_binary(sym, o->binaries[i], &err))
 			return cli_fail(o->binaries[i], &err);
+	for (size_t i = 0; i < o->nbinary_dirs; i++)
+		if (sym_add_binary_dir(sym, o->binary_dirs[i], &err))
+			return cli_fail(o->binary_dirs[i], &err);
 	return EXIT_OK;
 }
 
@@ -326,6 +336,7 @@ void cli_sym_release(struct cli_sym *o)
 {
 	free(o->binaries);
 	free(o->debug_dirs);
+	free(o->binary_dirs);
 	free(o->alloc_globs);
 	free(o->alloc_matched);
 	free(o->cache_dir);

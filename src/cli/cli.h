@@ -63,10 +63,11 @@ enum {
 	OPT_BINARY = 0x100, OPT_DEBUG_DIR, OPT_STRICT, OPT_KEEP_RUNTIME,
 	OPT_ALLOC_FUNCTION, OPT_NO_DEMANGLE, OPT_MAX_INPUT_SIZE,
 	OPT_KEEP_BAD_FRAMES, OPT_NO_SYMBOL_CACHE, OPT_NO_SYSTEM_LIBRARIES,
-	OPT__NEXT
+	OPT_BINARY_DIR, OPT__NEXT
 };
 #define CLI_SYM_LONGOPTS                                                  \
 	{ "binary", required_argument, NULL, OPT_BINARY },                \
+	{ "binary-dir", required_argument, NULL, OPT_BINARY_DIR },        \
 	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },          \
 	{ "strict", no_argument, NULL, OPT_STRICT },                      \
 	{ "keep-runtime", no_argument, NULL, OPT_KEEP_RUNTIME },          \
@@ -78,6 +79,8 @@ enum {
 #define CLI_SYM_HELP                                                      \
 	"  --binary=PATH  an executable or shared library of the profiled\n" \
 	"                 process, matched by build id (repeatable)\n"       \
+	"  --binary-dir=DIR  the files under DIR, taken by build id for a\n" \
+	"                 module no --binary is for (repeatable)\n"         \
 	"  --debug-dir=DIR  a tree with .build-id/xx/rest.debug files\n"    \
 	"                 (repeatable; /usr/lib/debug is always searched)\n" \
 	"  --strict       a missing or mismatched binary is an error\n"      \
@@ -102,6 +105,8 @@ struct cli_sym {
 	size_t nbinaries, abinaries;
 	const char **debug_dirs;
 	size_t ndebug_dirs, adebug_dirs;
+	const char **binary_dirs;	/* --binary-dir */
+	size_t nbinary_dirs, abinary_dirs;
 	const char **alloc_globs;	/* --alloc-function */
 	size_t nalloc_globs, aalloc_globs;
 	struct sym_demangler *dm;	/* for demangled names in patterns */

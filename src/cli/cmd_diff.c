@@ -22,7 +22,7 @@ const struct cli_command cli_cmd_diff = {
 		    "[--function=NAME] [--fail-if=METRIC:+N%|+ABS]... "
 		    "[--per-context] [--fail-on-flip] [--cold-density=X] "
 		    "[--cold-lifetime=S] [--hot-density=X] [--prefix-map=OLD=NEW]... [--binary=PATH]... "
-		    "[--debug-dir=DIR]... [--strict] [--keep-runtime] "
+		    "[--binary-dir=DIR]... [--debug-dir=DIR]... [--strict] [--keep-runtime] "
 		    "[--alloc-function=GLOB]... [--max-input-size=SIZE] [--keep-bad-frames] [--no-symbol-cache] [--no-system-libraries] "
 		    "[--no-demangle] BASE TEST",
 };

@@ -23,7 +23,7 @@ const struct cli_command cli_cmd_merge = {
 	.run = cmd_merge,
 	.summary = "fold raw and indexed profiles into one indexed profile",
 	.synopsis = "memprof-data merge -o OUT [--binary=PATH]... "
-		    "[--debug-dir=DIR]... [--weight=W,FILE]... "
+		    "[--binary-dir=DIR]... [--debug-dir=DIR]... [--weight=W,FILE]... "
 		    "[--input-files=LIST]... [-j N] "
 		    "[--failure-mode=any|all|warn] [--strict] "
 		    "[--keep-runtime] [--alloc-function=GLOB]... "

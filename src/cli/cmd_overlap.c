@@ -20,7 +20,7 @@ const struct cli_command cli_cmd_overlap = {
 		    "[--match=column|line|function] [--function=NAME] [--top=N] "
 		    "[--cold-density=X] [--cold-lifetime=S] [--hot-density=X] "
 		    "[--prefix-map=OLD=NEW]... "
-		    "[--binary=PATH]... [--debug-dir=DIR]... [--strict] "
+		    "[--binary=PATH]... [--binary-dir=DIR]... [--debug-dir=DIR]... [--strict] "
 		    "[--keep-runtime] [--alloc-function=GLOB]... [--max-input-size=SIZE] [--keep-bad-frames] [--no-symbol-cache] [--no-system-libraries] [--no-demangle] BASE TEST",
 };
 

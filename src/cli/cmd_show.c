@@ -16,7 +16,7 @@ const struct cli_command cli_cmd_show = {
 	.synopsis = "memprof-data show [--format=text|yaml|json] [--top=N] "
 		    "[--max-frames=N] "
 		    "[--sort=allocs|bytes|accesses|lifetime] [--binary=PATH]... "
-		    "[--debug-dir=DIR]... [--strict] [--keep-runtime] "
+		    "[--binary-dir=DIR]... [--debug-dir=DIR]... [--strict] [--keep-runtime] "
 		    "[--alloc-function=GLOB]... [--max-input-size=SIZE] [--keep-bad-frames] [--no-symbol-cache] [--no-system-libraries] "
 		    "[--no-demangle] [--function=NAME] [--stats] [--frame-table] "
 		    "FILE...",

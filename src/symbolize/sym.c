@@ -18,6 +18,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -343,6 +344,7 @@ void sym_release(struct sym_ctx *ctx)
 	free(ctx->scratch);
 	sym_libs_release(&ctx->libs);
 	sym_libs_release(&ctx->runtime_libs);
+	sym_libs_release(&ctx->dir_libs);
 	mp_arena_release(&ctx->arena);
 	memset(ctx, 0, sizeof(*ctx));
 	ctx->main = -1;
@@ -378,6 +380,67 @@ static char *make_dbgpath(const struct sym_ctx *ctx)
 	}
 	*p = '\0';
 	return s;
+}
+
+/* Add the regular files under directory FD (named PATH) to CTX's own
+ * libraries, DEPTH levels down at most. */
+static enum mp_errcode add_dir_files(struct sym_ctx *ctx, int fd,
+				     const char *path, int depth,
+				     struct mp_err *err)
+{
+	enum mp_errcode rc = MP_OK;
+	struct dirent *e;
+	DIR *d = fdopendir(fd);
+
+	if (!d) {
+		close(fd);
+		return mp_fail(err, MP_E_IO, "cannot read directory '%s': %s",
+			       path, strerror(errno));
+	}
+	while (!rc && (e = readdir(d))) {
+		struct stat st;
+		char *sub;
+		int sfd;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		/* A link to a file is followed, one to a directory not. */
+		if (fstatat(dirfd(d), e->d_name, &st, 0) != 0 ||
+		    (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)))
+			continue;
+		if (S_ISDIR(st.st_mode) &&
+		    (depth <= 0 || (fstatat(dirfd(d), e->d_name, &st,
+					    AT_SYMLINK_NOFOLLOW) == 0 &&
+				    S_ISLNK(st.st_mode))))
+			continue;
+		if (!(sub = mp_arena_alloc_uninit(&ctx->arena, strlen(path) +
+						  strlen(e->d_name) + 2)))
+			rc = mp_fail(err, MP_E_NOMEM, NULL);
+		else if (sprintf(sub, "%s/%s", path, e->d_name),
+			 !S_ISDIR(st.st_mode))
+			rc = ctx->dir_libs.n >= SYM_DIR_FILES
+			     ? mp_fail(err, MP_E_TOO_LARGE, "more than %d files "
+				       "under the --binary-dir directories",
+				       SYM_DIR_FILES)
+			     : sym_libs_add(&ctx->dir_libs, sub)
+			     ? mp_fail(err, MP_E_NOMEM, NULL) : MP_OK;
+		else if ((sfd = openat(dirfd(d), e->d_name, O_RDONLY |
+				       O_DIRECTORY | O_CLOEXEC)) >= 0)
+			rc = add_dir_files(ctx, sfd, sub, depth - 1, err);
+	}
+	closedir(d);
+	return rc;
+}
+
+enum mp_errcode sym_add_binary_dir(struct sym_ctx *ctx, const char *dir,
+				   struct mp_err *err)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return mp_fail(err, MP_E_IO, "cannot open directory: %s",
+			       strerror(errno));
+	return add_dir_files(ctx, fd, dir, SYM_DIR_DEPTH, err);
 }
 
 enum mp_errcode sym_add_debug_dir(struct sym_ctx *ctx, const char *dir,
@@ -792,8 +855,9 @@ static enum mp_errcode module_open(struct sym_ctx *ctx, const char *path,
 		if (dir) {
 			close(fd);
 			return mp_fail(err, MP_E_IO, "is a directory, not an "
-				       "executable or shared library (--debug-dir "
-				       "takes a directory)");
+				       "executable or shared library (--binary-dir "
+				       "takes a tree of them, --debug-dir one of "
+				       ".build-id debug files)");
 		}
 	}
 	m = calloc(1, sizeof(*m));
@@ -909,15 +973,18 @@ enum mp_errcode sym_add_binary(struct sym_ctx *ctx, const char *path,
 	return MP_OK;
 }
 
-/* The library at PATH, found by B's build id, as a module, or -1. */
+/*
+ * The library at PATH, found by B's build id, as a module, or -1: as a
+ * binary given when GIVEN (a --binary-dir file), else as a file found.
+ */
 static int32_t library_module(struct sym_ctx *ctx, const char *path,
-			      struct sym_bid *b)
+			      struct sym_bid *b, bool given)
 {
 	struct sym_module *m;
 	struct mp_err err;
 	int32_t idx;
 
-	if (module_open(ctx, path, true, &m, &err))
+	if (module_open(ctx, path, !given, &m, &err))
 		return -1;
 	/* The file may have been replaced since the cache was read. */
 	if (m->build_id_size != b->size ||
@@ -926,7 +993,7 @@ static int32_t library_module(struct sym_ctx *ctx, const char *path,
 		return -1;
 	}
 	/* Stripped, as distributions ship them: not worth a warning. */
-	m->warned_nodwarf = true;
+	m->warned_nodwarf = !given;
 	if (module_push(ctx, m, &idx, &err))
 		return -1;
 	return idx;
@@ -949,23 +1016,24 @@ static int32_t find_library(struct sym_ctx *ctx, struct sym_bid *b)
 				break;	/* out of memory: fewer places to look */
 	}
 	if ((path = sym_libs_find(own, b->id, b->size)))
-		return library_module(ctx, path, b);
+		return library_module(ctx, path, b, false);
 	if (!ctx->opt.libs_cache ||
 	    sym_libs_load(&ctx->libs, ctx->opt.libs_cache, &err) ||
 	    !(path = sym_libs_find(&ctx->libs, b->id, b->size)))
 		return -1;
-	return library_module(ctx, path, b);
+	return library_module(ctx, path, b, false);
 }
 
 /*
- * The module for a build id no binary was registered with: a file found by
- * it in the debug directories, else the runtime's library or one the
- * loader's cache lists (find_library()), or -1.  The answer is remembered
- * either way.
+ * The module for a build id no binary was registered with: a file under a
+ * --binary-dir, else a file found by it in the debug directories, else the
+ * runtime's library or one the loader's cache lists (find_library()), or
+ * -1.  The answer is remembered either way.
  */
 static int32_t find_by_build_id(struct sym_ctx *ctx, struct sym_bid *b)
 {
 	char hex[2 * RAW_BUILD_ID_MAX + 1], path[PATH_MAX];
+	const char *file;
 	static const char *const suffix[] = { "", ".debug" };
 	struct sym_module *m;
 	struct mp_err err;
@@ -974,6 +1042,9 @@ static int32_t find_by_build_id(struct sym_ctx *ctx, struct sym_bid *b)
 
 	if (b->size < 2)
 		return -1;
+	/* A --binary-dir file is a binary given, before any found. */
+	if ((file = sym_libs_find(&ctx->dir_libs, b->id, b->size)))
+		return library_module(ctx, file, b, true);
 	mp_hex(b->id, b->size, hex, sizeof(hex));
 	for (size_t i = 0; i < ndirs; i++) {
 		const char *dir = i < ctx->ndirs ? ctx->dirs[i] : DEFAULT_DEBUG_DIR;

@@ -277,6 +277,7 @@ struct sym_libs {
 	uint8_t *buf;		/* the cache file */
 	struct sym_lib *v;	/* its libraries, most likely first */
 	size_t n, nread;	/* v[0..nread) have their build ids read */
+	size_t alloc;		/* sym_libs_add()'s room in v */
 	bool loaded;		/* sym_libs_load() called */
 };
 
@@ -330,6 +331,7 @@ struct sym_ctx {
 	struct sym_stats stats;
 	struct sym_libs libs;		/* opt.libs_cache's, read on first need */
 	struct sym_libs runtime_libs;	/* opt.runtime_libs, likewise */
+	struct sym_libs dir_libs;	/* sym_add_binary_dir()'s files */
 };
 
 /* Set up CTX with OPT (copied; NULL = defaults).  Allocates nothing. */
@@ -348,6 +350,20 @@ void sym_release(struct sym_ctx *ctx);
  */
 enum mp_errcode sym_add_debug_dir(struct sym_ctx *ctx, const char *dir,
 				  struct mp_err *err);
+
+/*
+ * Take every regular file under DIR (its tree, to SYM_DIR_DEPTH levels,
+ * symbolic links to directories not followed) as a binary a module may
+ * be found in by build id, when no binary was registered with it: the
+ * files are read, each once, only as far as a module without a binary
+ * asks, and before the loader's cache.  For programs with many shared
+ * objects (plugins, an interpreter's extension modules).  MP_E_IO if
+ * DIR cannot be read; at most SYM_DIR_FILES files.
+ */
+#define SYM_DIR_DEPTH 16
+#define SYM_DIR_FILES 100000
+enum mp_errcode sym_add_binary_dir(struct sym_ctx *ctx, const char *dir,
+				   struct mp_err *err);
 
 /*
  * Register the ELF executable or shared object at PATH (the path is copied).

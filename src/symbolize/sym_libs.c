@@ -203,11 +203,8 @@ const char *sym_libs_find(struct sym_libs *L, const uint8_t *id,
 
 enum mp_errcode sym_libs_add(struct sym_libs *L, const char *path)
 {
-	struct sym_lib *v = realloc(L->v, (L->n + 1) * sizeof(*v));
-
-	if (!v)
+	if (!MP_GROW(L->v, L->alloc, L->n + 1))
 		return MP_E_NOMEM;
-	L->v = v;
 	L->v[L->n++] = (struct sym_lib){ .path = path };
 	return MP_OK;
 }

@@ -318,3 +318,29 @@ print(" ".join("%(common)d/%(base_only)d/%(test_only)d" % json.load(open(p))["ma
 else
 	notok "build and run template_alloc.cc in two directories: $(cat "$tmp/err")"
 fi
+
+# --binary-dir=DIR: the files of a tree taken by build id for modules no
+# --binary is for, as given binaries (the same bytes as with --binary for
+# each, in our format and LLVM's); other files and a link back up the
+# tree are passed over; a directory that is not there is an error.
+bd="$tmp/bd"
+mkdir -p "$bd/lib/deeper" && cp "$FX/basic.pie" "$bd/" && cp "$FX/libfixture.so" "$bd/lib/deeper/" &&
+	echo "not ELF" >"$bd/lib/notes.txt" && ln -s .. "$bd/lib/up" && cp "$FX/dump2" "$bd/lib/"
+"$MD" merge --no-progress -o "$tmp/bd1.memprof" --binary="$FX/basic.pie" --binary="$FX/libfixture.so" \
+	"$FX/basic.pie.v4.profraw" 2>/dev/null
+"$MD" merge --no-progress -o "$tmp/bd2.memprof" --binary-dir="$bd" "$FX/basic.pie.v4.profraw" 2>"$tmp/err"; r2=$?
+"$MD" merge --no-progress --format=llvm -o "$tmp/bd1.profdata" --binary="$FX/basic.pie" \
+	--binary="$FX/libfixture.so" "$FX/basic.pie.v4.profraw" 2>/dev/null
+"$MD" merge --no-progress --format=llvm -o "$tmp/bd2.profdata" --binary-dir="$bd" \
+	"$FX/basic.pie.v4.profraw" 2>/dev/null; r3=$?
+"$MD" show --format=json --binary-dir="$bd" "$FX/basic.pie.v4.profraw" 2>/dev/null |
+	python3 -c 'import json, sys; print(" ".join(sorted(m["path"].rsplit("/", 1)[-1] for m in json.load(sys.stdin)["symbolization"]["modules"] if m["addresses"])))' >"$tmp/mods" 2>&1
+"$MD" show --binary-dir="$tmp/no-such-dir" "$FX/basic.pie.v4.profraw" >/dev/null 2>"$tmp/err4"; r4=$?
+if [ "$r2$r3$r4" = 001 ] && cmp -s "$tmp/bd1.memprof" "$tmp/bd2.memprof" &&
+   cmp -s "$tmp/bd1.profdata" "$tmp/bd2.profdata" && ! grep -q "no binary with build id" "$tmp/err" &&
+   grep -q "basic.pie" "$tmp/mods" && grep -q "libfixture.so" "$tmp/mods" &&
+   grep -q "no-such-dir': cannot open directory: No such file or directory" "$tmp/err4"; then
+	ok "--binary-dir finds a tree's binaries by build id: the bytes of --binary for each (ours and LLVM's); a missing directory is an error"
+else
+	notok "--binary-dir: $r2$r3$r4 $(cat "$tmp/mods" "$tmp/err" "$tmp/err4")"
+fi
