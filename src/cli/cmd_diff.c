@@ -4,12 +4,27 @@
  * Loads and matches BASE and TEST as overlap does, prints the changes per
  * context or function, and exits 3 when a --fail-if gate is crossed.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli_compare.h"
 #include "profile/compare.h"
+
+/* "N%" (N a number from 0 to 100) into *OUT; false if malformed. */
+static bool parse_share(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || strcmp(end, "%") != 0 || errno || !(v >= 0 && v <= 100))
+		return false;
+	*out = v;
+	return true;
+}
 
 const struct cli_command cli_cmd_diff = {
 	.name = "diff",
@@ -20,7 +35,7 @@ const struct cli_command cli_cmd_diff = {
 		    "[--match=column|line|function] [--by=context|function] "
 		    "[--metrics=M,...] [--sort=METRIC] [--top=N] "
 		    "[--function=NAME] [--fail-if=METRIC:+N%|+ABS]... "
-		    "[--per-context] [--fail-on-flip] [--cold-density=X] "
+		    "[--per-context] [--fail-on-flip[=N%]] [--cold-density=X] "
 		    "[--cold-lifetime=S] [--hot-density=X] [--prefix-map=OLD=NEW]... [--binary=PATH]... "
 		    "[--binary-dir=DIR]... [--debug-dir=DIR]... [--strict] [--keep-runtime] "
 		    "[--alloc-function=GLOB]... [--max-input-size=SIZE] [--keep-bad-frames] [--no-symbol-cache] [--no-system-libraries] "
@@ -36,7 +51,7 @@ int cmd_diff(int argc, char **argv)
 		{ "sort", required_argument, NULL, OPT_SORT },
 		{ "fail-if", required_argument, NULL, OPT_FAIL_IF },
 		{ "per-context", no_argument, NULL, OPT_PER_CONTEXT },
-		{ "fail-on-flip", no_argument, NULL, OPT_FAIL_ON_FLIP },
+		{ "fail-on-flip", optional_argument, NULL, OPT_FAIL_ON_FLIP },
 		{ "output", required_argument, NULL, 'o' },
 		{ "value", required_argument, NULL, OPT_VALUE },
 		{ NULL, 0, NULL, 0 },
@@ -155,6 +170,12 @@ int cmd_diff(int argc, char **argv)
 			break;
 		case OPT_FAIL_ON_FLIP:
 			d.fail_on_flip = true;
+			if (optarg && !parse_share(optarg, &d.flip_share)) {
+				r = cli_usage_error(&cli_cmd_diff, "--fail-on-flip "
+					"wants a share of the bytes such as 1%%, "
+					"not '%s'", optarg);
+				goto usage;
+			}
 			break;
 		case 'h':
 			printf("usage: %s\n\nWhat changed between two profiles, "
@@ -177,6 +198,9 @@ int cmd_diff(int argc, char **argv)
 			       "  --per-context  gates apply to every row as well\n"
 			       "  --fail-on-flip exit 3 if any context changes "
 			       "hot/cold class\n"
+			       "  --fail-on-flip=N%%  ... only if the contexts that "
+			       "changed hold N%% of\n"
+			       "                 a side's bytes or more\n"
 			       "  --format=svg   a differential flame graph instead: "
 			       "widths from TEST,\n"
 			       "                 red where the value grew, blue where "

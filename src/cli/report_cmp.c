@@ -437,13 +437,38 @@ static void emit_change(struct emit *e, const char *key, uint64_t b,
 	emit_end(e);
 }
 
+/* The largest share, in percent, of a side's bytes that flipped class. */
+static double flipped_share(const struct cmp *c, const struct cmp_hot_cold *h)
+{
+	double share = 0;
+
+	for (int s = 0; s < 2; s++)
+		if (c->total[s][MIB_TotalSize]) {
+			double x = 100.0 * (double)h->flipped_bytes[s] /
+				   (double)c->total[s][MIB_TotalSize];
+
+			share = x > share ? x : share;
+		}
+	return share;
+}
+
+/* Does --fail-on-flip fail on these flips? */
+static bool flip_fails(const struct cmp *c, const struct report_diff_opts *o,
+		       const struct cmp_hot_cold *h)
+{
+	if (!o->fail_on_flip || !h->flips)
+		return false;
+	return o->flip_share <= 0 || flipped_share(c, h) >= o->flip_share;
+}
+
 bool report_diff(struct emit *e, const struct cmp *c,
 		 const struct report_diff_opts *o, bool *crossed)
 {
 	struct stack_printer sp = { .dm = o->cmp.demangler };
 	size_t nrows, listed = 0, flips;
+	struct cmp_hot_cold h;
 	struct cmp_row *rows;
-	bool fail = false;
+	bool fail = false, flip_failed;
 
 	if (cmp_rows(c, o->by_function, o->sort, &rows, &nrows))
 		return false;
@@ -500,8 +525,9 @@ bool report_diff(struct emit *e, const struct cmp *c,
 		free(rows);
 		return false;
 	}
-	if (o->fail_on_flip && flips)
-		fail = true;
+	cmp_hot_cold(c, &o->cmp.thresholds, &h);
+	flip_failed = flip_fails(c, o, &h);
+	fail = flip_failed;
 
 	emit_list(e, "gates");
 	for (size_t g = 0; g < o->ngates; g++) {
@@ -535,8 +561,10 @@ bool report_diff(struct emit *e, const struct cmp *c,
 		emit_end(e);
 	}
 	emit_end(e);
-	if (o->fail_on_flip)
-		emit_bool(e, "flip_failed", flips > 0);
+	if (o->fail_on_flip) {
+		emit_bool(e, "flip_failed", flip_failed);
+		emit_f64(e, "flipped_share", flipped_share(c, &h), 4);
+	}
 	emit_str(e, "result", fail ? "fail" : "pass");
 	emit_end(e);
 	free(rows);
@@ -554,7 +582,7 @@ bool report_diff_crossed(const struct cmp *c, const struct report_diff_opts *o,
 	if (cmp_rows(c, o->by_function, o->sort, &rows, &nrows))
 		return false;
 	cmp_hot_cold(c, &o->cmp.thresholds, &h);
-	*crossed = o->fail_on_flip && h.flips;
+	*crossed = flip_fails(c, o, &h);
 	for (size_t g = 0; g < o->ngates; g++) {
 		struct cmp_gate_result gr;
 

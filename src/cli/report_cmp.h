@@ -45,6 +45,9 @@ struct report_diff_opts {
 	size_t ngates;
 	bool per_context;		/* gates apply to each row too */
 	bool fail_on_flip;
+	/* With fail_on_flip: fail only when the flipped contexts' bytes
+	 * reach this percentage of a side's TotalSize (0: on any flip). */
+	double flip_share;
 };
 
 /*

@@ -91,6 +91,22 @@ rc=$?
 [ $? -eq 3 ] && ok "--fail-on-flip exits 3 on base vs hotter" || notok "--fail-on-flip"
 "$MD" diff --fail-on-flip $B "$S/base.profraw" "$S/grow1.profraw" >/dev/null 2>&1
 [ $? -eq 0 ] && ok "--fail-on-flip exits 0 without a flip" || notok "--fail-on-flip without flip"
+# --fail-on-flip=N%: only flips holding N% of a side's bytes fail; the
+# share is in the report.
+"$MD" diff --format=json --fail-on-flip=0.001% $B "$S/base.profraw" "$S/hotter.profraw" >"$tmp/fl1.json"; f1=$?
+"$MD" diff --format=json --fail-on-flip=100% $B "$S/base.profraw" "$S/hotter.profraw" >"$tmp/fl2.json"; f2=$?
+"$MD" diff --fail-on-flip=5 $B "$S/base.profraw" "$S/hotter.profraw" >/dev/null 2>"$tmp/err"; f3=$?
+if [ "$f1$f2$f3" = 302 ] && python3 -c '
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+assert a["flip_failed"] and not b["flip_failed"], (a["flip_failed"], b["flip_failed"])
+assert 0 < a["flipped_share"] == b["flipped_share"] < 100, a["flipped_share"]
+assert a["result"] == "fail" and b["result"] == "pass"' "$tmp/fl1.json" "$tmp/fl2.json" &&
+   grep -q "fail-on-flip wants a share of the bytes such as 1%, not '5'" "$tmp/err"; then
+	ok "--fail-on-flip=N%: fails only when the flipped contexts hold N% of a side's bytes (exit 3 at 0.001%, 0 at 100%); '5' without % is a usage error"
+else
+	notok "--fail-on-flip=N%: $f1$f2$f3 $(cat "$tmp/err")"
+fi
 
 # diff rows: values, sorting, new and vanished.
 "$MD" diff --format=json $B "$S/base.profraw" "$S/shifted.profraw" >"$tmp/d.json"
