@@ -138,33 +138,35 @@ int cli_finish_stdout(int rc)
 	return rc;
 }
 
+/*
+ * Append ARG to the list V of *N (room *A); out of memory is reported by
+ * cli_sym_setup() (O->nomem), not dropped.
+ */
+static void keep_arg(struct cli_sym *o, const char ***v, size_t *n, size_t *a,
+		     const char *arg)
+{
+	if (MP_GROW(*v, *a, *n + 1))
+		(*v)[(*n)++] = arg;
+	else
+		o->nomem = true;
+}
+
 bool cli_sym_option(struct cli_sym *o, int c, const char *arg)
 {
 	switch (c) {
 	case OPT_BINARY:
-		/* Out of memory is reported by cli_sym_setup(), not dropped. */
-		if (MP_GROW(o->binaries, o->abinaries, o->nbinaries + 1))
-			o->binaries[o->nbinaries++] = arg;
-		else
-			o->nomem = true;
+		keep_arg(o, &o->binaries, &o->nbinaries, &o->abinaries, arg);
 		return true;
 	case OPT_BINARY_DIR:
-		if (MP_GROW(o->binary_dirs, o->abinary_dirs, o->nbinary_dirs + 1))
-			o->binary_dirs[o->nbinary_dirs++] = arg;
-		else
-			o->nomem = true;
+		keep_arg(o, &o->binary_dirs, &o->nbinary_dirs, &o->abinary_dirs,
+			 arg);
 		return true;
 	case OPT_DEBUG_DIR:
-		if (MP_GROW(o->debug_dirs, o->adebug_dirs, o->ndebug_dirs + 1))
-			o->debug_dirs[o->ndebug_dirs++] = arg;
-		else
-			o->nomem = true;
+		keep_arg(o, &o->debug_dirs, &o->ndebug_dirs, &o->adebug_dirs, arg);
 		return true;
 	case OPT_ALLOC_FUNCTION:
-		if (MP_GROW(o->alloc_globs, o->aalloc_globs, o->nalloc_globs + 1))
-			o->alloc_globs[o->nalloc_globs++] = arg;
-		else
-			o->nomem = true;
+		keep_arg(o, &o->alloc_globs, &o->nalloc_globs, &o->aalloc_globs,
+			 arg);
 		return true;
 	case OPT_STRICT:
 		o->strict = true;
