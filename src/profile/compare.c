@@ -174,7 +174,9 @@ static bool frame_words(struct cmp *c, const struct mp_frame *f,
 		k->w[k->n++] = 2;
 		k->w[k->n++] = str_id(c, f->function ? f->function : "");
 		if (m != CMP_MATCH_FUNCTION) {
-			/* A mapped path is in MAPPED: copied, as a temporary. */
+			/* A mapped path is in MAPPED: copied, as a temporary.
+			 * One too long to map (past any path a file holds)
+			 * is matched as it is. */
 			if (c->paths && f->file) {
 				const char *p = mp_prefix_map_apply(c->paths, file,
 								    mapped,

@@ -271,7 +271,6 @@ out:
 	return rc;
 }
 
-/* raw_segment_of() past its hint: a binary search of the ranges. */
 uint32_t raw_unmapped_run_end(const struct raw_profile *prof, const void *pcs,
 			      bool le_bytes, uint32_t npcs, uint32_t k,
 			      size_t *hint)
@@ -291,6 +290,7 @@ uint32_t raw_unmapped_run_end(const struct raw_profile *prof, const void *pcs,
 	return end;
 }
 
+/* raw_segment_of() past its hint: a binary search of the ranges. */
 int64_t raw_segment_search(const struct raw_profile *prof, uint64_t pc,
 			   size_t *hint)
 {

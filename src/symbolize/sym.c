@@ -382,8 +382,19 @@ static char *make_dbgpath(const struct sym_ctx *ctx)
 	return s;
 }
 
-/* Add the regular files under directory FD (named PATH) to CTX's own
- * libraries, DEPTH levels down at most. */
+/* Is entry NAME of directory D a directory to descend into (not a link)? */
+static bool real_dir(DIR *d, const char *name)
+{
+	struct stat st;
+
+	return fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       S_ISDIR(st.st_mode);
+}
+
+/*
+ * Add the regular files under directory FD (named PATH) to CTX's
+ * --binary-dir files, DEPTH levels down at most; FD is closed.
+ */
 static enum mp_errcode add_dir_files(struct sym_ctx *ctx, int fd,
 				     const char *path, int depth,
 				     struct mp_err *err)
@@ -406,27 +417,29 @@ static enum mp_errcode add_dir_files(struct sym_ctx *ctx, int fd,
 			continue;
 		/* A link to a file is followed, one to a directory not. */
 		if (fstatat(dirfd(d), e->d_name, &st, 0) != 0 ||
-		    (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)))
+		    (!S_ISREG(st.st_mode) &&
+		     !(S_ISDIR(st.st_mode) && depth > 0 &&
+		       real_dir(d, e->d_name))))
 			continue;
-		if (S_ISDIR(st.st_mode) &&
-		    (depth <= 0 || (fstatat(dirfd(d), e->d_name, &st,
-					    AT_SYMLINK_NOFOLLOW) == 0 &&
-				    S_ISLNK(st.st_mode))))
-			continue;
-		if (!(sub = mp_arena_alloc_uninit(&ctx->arena, strlen(path) +
-						  strlen(e->d_name) + 2)))
+		sub = mp_arena_alloc_uninit(&ctx->arena, strlen(path) +
+					    strlen(e->d_name) + 2);
+		if (!sub) {
 			rc = mp_fail(err, MP_E_NOMEM, NULL);
-		else if (sprintf(sub, "%s/%s", path, e->d_name),
-			 !S_ISDIR(st.st_mode))
-			rc = ctx->dir_libs.n >= SYM_DIR_FILES
-			     ? mp_fail(err, MP_E_TOO_LARGE, "more than %d files "
-				       "under the --binary-dir directories",
-				       SYM_DIR_FILES)
-			     : sym_libs_add(&ctx->dir_libs, sub)
-			     ? mp_fail(err, MP_E_NOMEM, NULL) : MP_OK;
-		else if ((sfd = openat(dirfd(d), e->d_name, O_RDONLY |
-				       O_DIRECTORY | O_CLOEXEC)) >= 0)
-			rc = add_dir_files(ctx, sfd, sub, depth - 1, err);
+			break;
+		}
+		sprintf(sub, "%s/%s", path, e->d_name);
+		if (S_ISDIR(st.st_mode)) {
+			sfd = openat(dirfd(d), e->d_name,
+				     O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (sfd >= 0)
+				rc = add_dir_files(ctx, sfd, sub, depth - 1, err);
+		} else if (ctx->dir_libs.n >= SYM_DIR_FILES) {
+			rc = mp_fail(err, MP_E_TOO_LARGE, "more than %d files "
+				     "under the --binary-dir directories",
+				     SYM_DIR_FILES);
+		} else if (sym_libs_add(&ctx->dir_libs, sub)) {
+			rc = mp_fail(err, MP_E_NOMEM, NULL);
+		}
 	}
 	closedir(d);
 	return rc;
