@@ -145,6 +145,14 @@ void memprof_rt_parse_options(const char *s, const char *origin)
 			else
 				bad_value(origin, name, nl, val, vl,
 					  "wants fp or backtrace, ignored");
+		} else if (IS("fast_unwind_on_malloc")) {
+			/* compiler-rt's name for the same choice: 1 walks
+			 * frame pointers, 0 unwinds slowly and whole. */
+			if (parse_int(val, vl, &n) != 0 || n > 1)
+				bad_value(origin, name, nl, val, vl,
+					  "wants 0 or 1, ignored");
+			else
+				memprof_rt_opts.unwind_backtrace = n == 0;
 		} else if (memprof_rt_opts.verbosity) {
 			char unknown[64];
 			size_t k = nl < sizeof(unknown) - 1 ? nl : sizeof(unknown) - 1;

@@ -316,6 +316,8 @@ EOF
 }
 containers_case containers_fp containers "" "<=3"
 containers_case containers_cfi containers ":unwind=backtrace" 3
+# compiler-rt's name for it, as its users write it (README).
+containers_case containers_crtname containers ":fast_unwind_on_malloc=0" 3
 containers_case containers_crt containers_crt "" "<=3"
 
 # A frame pointer that code without frame pointers left holding garbage:
