@@ -329,6 +329,10 @@ int cmp_cli_run(struct cmp_cli *co, const struct cli_command *cmd,
 		goto out;
 	}
 	warn_unmatched(&c, paths, co->ro.match);
+	/* The matching looked at every distinct frame of both sides (of
+	 * one function's contexts with --function: no word then). */
+	if (!co->ro.function)
+		cli_sym_unmatched(&co->so);
 	if (diff && co->svg) {
 		diff->cmp = co->ro;
 		if ((rc = write_svg(co, &base, &test)))

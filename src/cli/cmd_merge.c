@@ -744,10 +744,11 @@ int cmd_merge(int argc, char **argv)
 	if (m.stale)
 		cli_note(NULL, "%" PRIu64 " return address%s in the profiling "
 			 "runtime's code left out of stacks past their first "
-			 "frame (its interceptors' frames, or stale ones met past "
-			 "code without frame pointers; llvm-profdata leaves them "
-			 "out too; --keep-runtime keeps them)", m.stale,
-			 m.stale == 1 ? "" : "es");
+			 "frame, counted once per distinct stack (show counts "
+			 "them per profile; its interceptors' frames, or stale "
+			 "ones met past code without frame pointers; "
+			 "llvm-profdata leaves them out too; --keep-runtime keeps "
+			 "them)", m.stale, m.stale == 1 ? "" : "es");
 	if (m.resymbolized)
 		cli_note(NULL, "%" PRIu64 " unsymbolized frame%s of indexed inputs "
 			 "symbolized with the binaries given (they merge with "

@@ -391,6 +391,12 @@ static void emit_summary(struct emit *e, const struct view *v)
 	emit_end(e);
 }
 
+/* The plural ending ENDING unless N is 1. */
+static const char *plural(uint64_t n, const char *ending)
+{
+	return n == 1 ? "" : ending;
+}
+
 static void emit_symbolization(struct emit *e, const struct sym_ctx *sym,
 			       const struct sym_stack_stats *st)
 {
@@ -398,18 +404,22 @@ static void emit_symbolization(struct emit *e, const struct sym_ctx *sym,
 	char bid[2 * RAW_BUILD_ID_MAX + 1], display[4300];
 
 	int n = snprintf(display, sizeof(display),
-			 "%" PRIu64 " of %" PRIu64 " frames symbolized; %" PRIu64
-			 " allocator frames dropped; %" PRIu64 " contexts all "
-			 "allocator; %" PRIu64 " stacks cut at a PC in no segment; %"
-			 PRIu64 " return addresses in the runtime's code dropped "
+			 "%" PRIu64 " of %" PRIu64 " frame%s symbolized; %" PRIu64
+			 " allocator frame%s dropped; %" PRIu64 " context%s all "
+			 "allocator; %" PRIu64 " stack%s cut at a PC in no segment; %"
+			 PRIu64 " return address%s in the runtime's code dropped "
 			 "past the first frame",
-			 st->symbolized, st->frames, st->runtime_dropped,
-			 st->all_runtime, st->cut, st->stale);
+			 st->symbolized, st->frames, plural(st->frames, "s"),
+			 st->runtime_dropped, plural(st->runtime_dropped, "s"),
+			 st->all_runtime, plural(st->all_runtime, "s"),
+			 st->cut, plural(st->cut, "s"),
+			 st->stale, plural(st->stale, "es"));
 
 	if (st->unmapped_code && n > 0 && (size_t)n < sizeof(display))
 		snprintf(display + n, sizeof(display) - (size_t)n, "; %" PRIu64
-			 " stacks through code unmapped before the profile was "
-			 "written, kept", st->unmapped_code);
+			 " stack%s through code unmapped before the profile was "
+			 "written, kept", st->unmapped_code,
+			 plural(st->unmapped_code, "s"));
 	emit_object(e, "symbolization");
 	emit_row(e, "frames", display);
 	emit_u64(e, "total", st->frames);

@@ -1518,6 +1518,8 @@ void view_set_frame_rules(struct view *v, const struct sym_alloc_rules *r,
 
 bool view_frame_hidden(const struct view *v, const struct mp_frame *f)
 {
-	return (!v->keep_runtime && (f->flags & MP_FRAME_ALLOC_LIB)) ||
-	       sym_alloc_match(v->alloc, f->function);
+	/* The patterns first: each frame they match is counted, for the
+	 * warning of a pattern that matched none. */
+	return sym_alloc_match(v->alloc, f->function) ||
+	       (!v->keep_runtime && (f->flags & MP_FRAME_ALLOC_LIB));
 }

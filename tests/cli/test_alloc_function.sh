@@ -132,3 +132,25 @@ if [ "$(grep -c 'matched no function' "$tmp/err")" = 1 ] &&
 else
 	notok "unmatched --alloc-function: $(cat "$tmp/err")"
 fi
+
+# diff and overlap see every distinct frame when they match: they warn of
+# a pattern that matched none too (indexed and raw inputs), and of no
+# other; with --function they see one function's contexts only, and say
+# nothing.
+"$MD" merge --no-progress -o "$tmp/plain.memprof" $B "$FX/basic.pie.v4.profraw" 2>/dev/null
+"$MD" diff --alloc-function='hot_*' --alloc-function='hot_alloc_typo*' \
+	"$tmp/plain.memprof" "$tmp/plain.memprof" >/dev/null 2>"$tmp/err1"
+# shellcheck disable=SC2086
+"$MD" overlap $B --alloc-function='*_alloc' --alloc-function='nope*' \
+	"$FX/basic.pie.v4.profraw" "$FX/basic.pie.v4.profraw" >/dev/null 2>"$tmp/err2"
+"$MD" diff --function=hot_alloc --alloc-function='nope*' \
+	"$tmp/plain.memprof" "$tmp/plain.memprof" >/dev/null 2>"$tmp/err3"
+if [ "$(grep -c 'matched no function' "$tmp/err1")" = 1 ] &&
+   grep -q "warning: --alloc-function='hot_alloc_typo\*' matched no function of the inputs" "$tmp/err1" &&
+   [ "$(grep -c 'matched no function' "$tmp/err2")" = 1 ] &&
+   grep -q "warning: --alloc-function='nope\*' matched no function of the inputs" "$tmp/err2" &&
+   ! grep -q 'matched no function' "$tmp/err3"; then
+	ok "diff and overlap warn of an --alloc-function pattern that matched no function, and only of it"
+else
+	notok "diff/overlap unmatched --alloc-function: $(cat "$tmp/err1" "$tmp/err2" "$tmp/err3")"
+fi

@@ -83,3 +83,13 @@ if grep -q "$w its frames stay unsymbolized$" "$tmp/err1" &&
 else
 	notok "the warnings of a module without a binary: $(cat "$tmp/err1" "$tmp/err2")"
 fi
+
+# show's summary line counts in the singular what is one.
+# shellcheck disable=SC2086
+"$MD" show --top=0 $B "$closed" 2>/dev/null | grep "frames:" >"$tmp/line"
+if grep -q "; 1 stack through code unmapped before the profile was written, kept$" "$tmp/line" &&
+   ! grep -q " 1 [a-z]*s \| 1 addresses" "$tmp/line"; then
+	ok "show's symbolization line: 1 stack, not 1 stacks"
+else
+	notok "show's symbolization line: $(cat "$tmp/line")"
+fi
