@@ -216,11 +216,11 @@ static void emit_function(struct emit *e, const char *fn,
 }
 
 /*
- * Classes per side, and the matched contexts whose class flips; returns
- * the number of flips, or SIZE_MAX when out of memory.
+ * Classes per side, and the matched contexts whose class flips, their
+ * counts into *OUT; false when out of memory.
  */
-static size_t emit_hot_cold(struct emit *e, const struct cmp *c,
-			    const struct report_cmp_opts *o)
+static bool emit_hot_cold(struct emit *e, const struct cmp *c,
+			  const struct report_cmp_opts *o, struct cmp_hot_cold *out)
 {
 	const struct mib_thresholds *t = &o->thresholds;
 	struct stack_printer sp = { .dm = o->demangler };
@@ -229,6 +229,7 @@ static size_t emit_hot_cold(struct emit *e, const struct cmp *c,
 	char display[256];
 
 	cmp_hot_cold(c, t, &h);
+	*out = h;
 	emit_object(e, "hot_cold");
 	snprintf(display, sizeof(display),
 		 "cold below %g accesses/byte/s with average lifetime >= %g s; "
@@ -275,14 +276,14 @@ static size_t emit_hot_cold(struct emit *e, const struct cmp *c,
 		emit_u64(e, "test_TotalSize", x->mib[1]->v[MIB_TotalSize]);
 		if (!emit_frames(e, c, x, &sp)) {
 			printer_release(&sp);
-			return SIZE_MAX;
+			return false;
 		}
 		emit_end(e);
 	}
 	emit_end(e);
 	emit_end(e);
 	printer_release(&sp);
-	return h.flips;
+	return true;
 }
 
 static void emit_overlaps(struct emit *e, const struct cmp *c,
@@ -308,6 +309,7 @@ static void emit_overlaps(struct emit *e, const struct cmp *c,
 bool report_overlap(struct emit *e, const struct cmp *c,
 		    const struct report_cmp_opts *o)
 {
+	struct cmp_hot_cold h;
 	long *fns;
 	size_t nf;
 
@@ -320,7 +322,7 @@ bool report_overlap(struct emit *e, const struct cmp *c,
 	emit_header(e, "memprof-data/overlap/1", o);
 	emit_matching(e, c);
 	emit_overlaps(e, c, o, -1);
-	if (emit_hot_cold(e, c, o) == SIZE_MAX) {
+	if (!emit_hot_cold(e, c, o, &h)) {
 		free(fns);
 		return false;
 	}
@@ -465,7 +467,7 @@ bool report_diff(struct emit *e, const struct cmp *c,
 		 const struct report_diff_opts *o, bool *crossed)
 {
 	struct stack_printer sp = { .dm = o->cmp.demangler };
-	size_t nrows, listed = 0, flips;
+	size_t nrows, listed = 0;
 	struct cmp_hot_cold h;
 	struct cmp_row *rows;
 	bool fail = false, flip_failed;
@@ -520,12 +522,10 @@ bool report_diff(struct emit *e, const struct cmp *c,
 	emit_end(e);
 	printer_release(&sp);
 
-	flips = emit_hot_cold(e, c, &o->cmp);
-	if (flips == SIZE_MAX) {
+	if (!emit_hot_cold(e, c, &o->cmp, &h)) {
 		free(rows);
 		return false;
 	}
-	cmp_hot_cold(c, &o->cmp.thresholds, &h);
 	flip_failed = flip_fails(c, o, &h);
 	fail = flip_failed;
 
