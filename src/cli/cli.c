@@ -138,6 +138,21 @@ int cli_finish_stdout(int rc)
 	return rc;
 }
 
+int cli_prefix_map_option(const struct cli_command *cmd,
+			  struct mp_prefix_map *m, const char *arg)
+{
+	bool nomem;
+
+	if (mp_prefix_map_add(m, arg, &nomem))
+		return EXIT_OK;
+	if (nomem) {
+		cli_error(NULL, "out of memory");
+		return EXIT_ERROR;
+	}
+	return cli_usage_error(cmd, "--prefix-map wants OLD=NEW with OLD not "
+			       "empty, not '%s'", arg);
+}
+
 /*
  * Append ARG to the list V of *N (room *A); out of memory is reported by
  * cli_sym_setup() (O->nomem), not dropped.

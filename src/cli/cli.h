@@ -51,6 +51,15 @@ bool cli_parse_uint(const char *s, unsigned long long min,
 /* A hot/cold threshold (--cold-density and kin): a number >= 0. */
 bool cli_parse_threshold(const char *s, float *out);
 
+struct mp_prefix_map;
+
+/*
+ * Add --prefix-map's rule ARG to M: EXIT_OK, or an exit status with the
+ * error printed (a usage error of CMD for a malformed rule).
+ */
+int cli_prefix_map_option(const struct cli_command *cmd,
+			  struct mp_prefix_map *m, const char *arg);
+
 /* Flush stdout and report a write error (git's run_builtin check). */
 int cli_finish_stdout(int rc);
 

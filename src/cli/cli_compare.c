@@ -30,16 +30,9 @@ int cmp_cli_option(struct cmp_cli *co, const struct cli_command *cmd,
 			return -cli_usage_error(cmd, "unknown match key '%s'", arg);
 		return 1;
 	case OPT_PREFIX_MAP: {
-		bool nomem;
+		int rc = cli_prefix_map_option(cmd, &co->paths, arg);
 
-		if (mp_prefix_map_add(&co->paths, arg, &nomem))
-			return 1;
-		if (nomem) {
-			cli_error(NULL, "out of memory");
-			return -EXIT_ERROR;
-		}
-		return -cli_usage_error(cmd, "--prefix-map wants OLD=NEW with "
-					"OLD not empty, not '%s'", arg);
+		return rc == EXIT_OK ? 1 : -rc;
 	}
 	case OPT_FUNCTION:
 		co->ro.function = arg;

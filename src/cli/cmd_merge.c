@@ -482,7 +482,7 @@ int cmd_merge(int argc, char **argv)
 	};
 	struct mib_thresholds types = MIB_THRESHOLDS_DEFAULT;
 	struct mp_prefix_map paths = { 0 };
-	bool types_given = false, keep_types = false, nomem;
+	bool types_given = false, keep_types = false;
 	const char *out = NULL;
 	unsigned long long n;
 	int c, rc = EXIT_USAGE;
@@ -511,14 +511,11 @@ int cmd_merge(int argc, char **argv)
 				goto nomem;
 			break;
 		case OPT_PREFIX_MAP:
-			if (mp_prefix_map_add(&paths, optarg, &nomem))
-				break;
-			if (nomem)
-				goto nomem;
-			cli_usage_error(&cli_cmd_merge, "--prefix-map wants "
-					"OLD=NEW with OLD not empty, not '%s'",
-					optarg);
-			goto out;
+			if ((rc = cli_prefix_map_option(&cli_cmd_merge, &paths,
+							optarg)) != EXIT_OK)
+				goto out;
+			rc = EXIT_USAGE;
+			break;
 		case OPT_INPUT_FILES:
 			if ((rc = read_list(&in, optarg)) != EXIT_OK)
 				goto out;
