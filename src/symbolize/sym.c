@@ -52,6 +52,7 @@ enum sym_why {
 	WHY_UNIT_VERSION,
 	WHY_LINE_TABLE,
 	WHY_NOT_TEXT,
+	WHY_NAME_REF,
 	WHY_COUNT
 };
 
@@ -61,6 +62,7 @@ static const char *const why_text[WHY_COUNT] = {
 	[WHY_UNIT_VERSION] = "a compilation unit of an unknown DWARF version",
 	[WHY_LINE_TABLE] = "a line table that does not read",
 	[WHY_NOT_TEXT] = "a name that is not text",
+	[WHY_NAME_REF] = "a function whose declaration is not a function",
 };
 
 /* An executable PT_LOAD, to place the segments of v1/v2 profiles. */
@@ -1597,17 +1599,52 @@ const char *sym_pretty_name(struct sym_ctx *ctx, const char *name)
 
 /* ---- DWARF ------------------------------------------------------------- */
 
-static const char *die_name(Dwarf_Die *die)
+/* String attribute AT of DIE itself, or NULL. */
+static const char *die_string(Dwarf_Die *die, unsigned int at)
 {
 	Dwarf_Attribute attr;
-	const char *name;
 
-	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name,
-						     &attr));
-	if (!name)
-		name = dwarf_formstring(dwarf_attr_integrate(
-			die, DW_AT_MIPS_linkage_name, &attr));
-	return name ? name : dwarf_diename(die);
+	return dwarf_formstring(dwarf_attr(die, at, &attr));
+}
+
+/* References from a function's DIE to its declarations are followed this deep. */
+#define MAX_NAME_HOPS 16
+
+/*
+ * The name of function DIE (a subprogram or an inlined subroutine): its
+ * linkage name, else its plain name, from the DIE itself or the DIEs it
+ * refers to through DW_AT_abstract_origin and DW_AT_specification.  Those
+ * must be subprograms: *BAD is set, and NULL returned, when one is not,
+ * for damaged DWARF would otherwise name the frame after whatever DIE the
+ * reference lands on (a typedef, say).  NULL without *BAD: no name.
+ */
+static const char *die_name(Dwarf_Die *die, bool *bad)
+{
+	Dwarf_Die cur = *die, next;
+	Dwarf_Attribute attr;
+	const char *plain = NULL, *linkage;
+
+	*bad = false;
+	for (int hop = 0; hop <= MAX_NAME_HOPS; hop++) {
+		linkage = die_string(&cur, DW_AT_linkage_name);
+		if (!linkage)
+			linkage = die_string(&cur, DW_AT_MIPS_linkage_name);
+		if (linkage)
+			return linkage;
+		if (!plain)
+			plain = die_string(&cur, DW_AT_name);
+		if (!dwarf_formref_die(dwarf_attr(&cur, DW_AT_abstract_origin, &attr),
+				       &next) &&
+		    !dwarf_formref_die(dwarf_attr(&cur, DW_AT_specification, &attr),
+				       &next))
+			break;
+		if (dwarf_tag(&next) != DW_TAG_subprogram) {
+			*bad = true;
+			return NULL;
+		}
+		cur = next;
+	}
+	return plain;
 }
 
 static uint32_t die_udata(Dwarf_Die *die, unsigned int at)
@@ -1939,7 +1976,8 @@ struct names_walk {
 static int name_one(Dwarf_Die *die, void *arg)
 {
 	const struct names_walk *w = arg;
-	const char *name = die_name(die);
+	bool bad;
+	const char *name = die_name(die, &bad);
 
 	if (name)
 		w->fn(w->arg, name);
@@ -2421,7 +2459,7 @@ static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
 	Dwarf_Attribute attr;
 	const char *comp_dir, *name;
 	size_t n = 0, depth = 0;
-	bool nomem = false;
+	bool nomem = false, bad;
 	uint64_t a;
 	int tag, decl;
 
@@ -2481,9 +2519,10 @@ static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
 		    !dwarf_offdie(cu->dw, nodes[k]->off, &die))
 			continue;
 		f = loc;
-		name = die_name(&die);
-		if ((name && !is_text(name)) || (f.file && !is_text(f.file))) {
-			*why = WHY_NOT_TEXT;
+		name = die_name(&die, &bad);
+		if (bad || (name && !is_text(name)) ||
+		    (f.file && !is_text(f.file))) {
+			*why = bad ? WHY_NAME_REF : WHY_NOT_TEXT;
 			distrust(ctx, m, *why);
 			*nout = 0;
 			return true;
@@ -2523,7 +2562,7 @@ static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
  * which no contents match), sparing the cold run the hashing.
  */
 /* Change it whenever symbolize() may answer differently: old entries go. */
-#define SYM_RULES "memprof-data sym 3"
+#define SYM_RULES "memprof-data sym 4"
 
 static void fp_mix(uint64_t h[2], const void *p, size_t n)
 {
