@@ -346,6 +346,21 @@ void mp_samp_ci95(const struct mp_mib *m, const struct mp_samp *s, uint32_t ns,
 		*lo += blo * ratio;
 		*hi += bhi * ratio;
 	}
+	/*
+	 * The ratio holds for a context of one size.  Where a small object
+	 * was sampled beside large ones, its weight (1/p, hundreds) makes
+	 * most of the estimate, and the bytes' interval scaled by the mean
+	 * says nothing of it; the normal interval does (its sd is about that
+	 * weight).  The bytes' own interval needs no such help.
+	 */
+	if (k != kb) {
+		double sd = sqrt(var);
+
+		if (*lo > v - 1.96 * sd)
+			*lo = v - 1.96 * sd;
+		if (*hi < v + 1.96 * sd)
+			*hi = v + 1.96 * sd;
+	}
 	if (*lo < sure)
 		*lo = sure;
 	if (*lo > v)

@@ -94,8 +94,14 @@ bool mp_samp_fold_arena(struct mp_arena *arena, struct mp_samp **list,
  * maximum: M must be folded, mib_fold(), not summed).  Few: per entry, the seed's
  * negative-binomial interval of the bytes, [NB(0.025; n) + u,
  * NB(0.975; n) + u], turned into field F's by the ratio of its estimate
- * to the bytes' (exact for a context of one size and for the count),
- * summed over entries.  Every object certain to be sampled (the count's
+ * to the bytes' (exact for a context of one size), summed over entries,
+ * and for fields other than the bytes widened to the normal interval's
+ * ends (one sampled small object of large weight carries most of a
+ * count beside large objects; the ratio does not see it).  The bytes'
+ * interval holds whatever the sizes; the others assume the objects not
+ * sampled were like the sampled ones, which a context of sizes far apart
+ * (a string growing from 100 bytes to megabytes) breaks: its small
+ * objects may all be missed, and its count's interval then falls short.  Every object certain to be sampled (the count's
  * variance zero) gives [v, v].  Fields that count objects or pairs of
  * consecutive objects with a property (NumMigratedCpu, NumLifetimeOverlaps,
  * NumSameAllocCpu, NumSameDeallocCpu), which sampled objects say little

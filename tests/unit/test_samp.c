@@ -160,6 +160,35 @@ START_TEST(recorded_objects_bound_the_lower_end)
 }
 END_TEST
 
+/*
+ * A context of growing sizes (a string doubling from 101 bytes to 1.6 MB,
+ * 15 objects, at R = 32768): its six largest objects are sampled for
+ * certain, and one of 401 bytes was too, with weight 1 / 0.0122 = 82.
+ * The count's estimate is 88, almost all of it that one weight; the
+ * bytes' interval scaled by count / bytes said [87, 96], which excluded
+ * the truth (15) in 191 of 200 seeds of such a run.  The interval now
+ * reaches the normal one's ends, whose sd is about that weight.
+ */
+START_TEST(one_heavy_sample_widens_the_count)
+{
+	struct mp_mib m = { { 0 } };
+	struct mp_samp s = { 32768, 7, 3100000, { 0 }, { 0 } };
+	double p = 1 - pow(1 - 1.0 / 32768, 401), w = 1 / p;
+	double cvar = (1 - p) / (p * p), bytes = 3200000 + 401 * w;
+	double lo, hi;
+
+	mp_samp_set(&s, mp_samp_index(MIB_AllocCount), 6 + w, cvar);
+	mp_samp_set(&s, mp_samp_index(MIB_TotalSize), bytes, 401.0 * 401 * cvar);
+	m.v[MIB_AllocCount] = (uint64_t)(6 + w + 0.5);
+	m.v[MIB_TotalSize] = (uint64_t)bytes;
+	m.v[MIB_MinSize] = 401;
+	m.v[MIB_MaxSize] = 1638401;
+	mp_samp_ci95(&m, &s, 1, MIB_AllocCount, &lo, &hi);
+	ck_assert_msg(lo <= 15 && lo >= 7, "[%g, %g]", lo, hi);
+	ck_assert_double_eq_tol(hi, 6 + w + 1.96 * sqrt(cvar), 1);
+}
+END_TEST
+
 /* Fixed-point sums: any order of folding gives the same bits. */
 START_TEST(folding_order_does_not_matter)
 {
@@ -219,6 +248,7 @@ int main(void)
 	tcase_add_test(tc, normal_interval_from_twenty_samples);
 	tcase_add_test(tc, negative_binomial_interval_matches_the_seed);
 	tcase_add_test(tc, exact_part_is_added_to_both_ends);
+	tcase_add_test(tc, one_heavy_sample_widens_the_count);
 	tcase_add_test(tc, recorded_objects_bound_the_lower_end);
 	tcase_add_test(tc, pair_counts_take_the_count_bound);
 	tcase_add_test(tc, folding_order_does_not_matter);
