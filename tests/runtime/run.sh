@@ -517,6 +517,44 @@ check "the trap, shown: libmemprof.a named bare profiles nothing here" test -z "
 check "libmemprof_preload.so exports malloc, free and operator delete" sh -c \
 	"nm -D '$SO' | grep -q ' T malloc\$' && nm -D '$SO' | grep -q ' T free\$' && nm -D '$SO' | grep -q '_ZdlPv\$'"
 
+# A library's constructor allocates before the runtime's constructor has
+# run (libstdc++'s emergency pool does): unwind=backtrace must already
+# hold, in all three ways of bringing the runtime in.  The library has no
+# frame pointers: walking them stops in it, unwinding by CFI goes on
+# into ld.so (call_init, _dl_init, _dl_start_user).
+build libctorlib.so gcc -g -O2 -fomit-frame-pointer -fPIC -shared \
+	-o "$T/libctorlib.so" "$SRC/ctorlib.c"
+build ctor_static gcc $CF -o "$T/ctor_static" "$SRC/ctor_main.c" -L"$T" -lctorlib \
+	-Wl,--undefined=malloc \
+	"$LIB" -Wl,-rpath,"$T" $LF
+build ctor_linked gcc $CF -o "$T/ctor_linked" "$SRC/ctor_main.c" -L"$T" -lctorlib \
+	-L"$BUILD" -lmemprof -Wl,-rpath,"$T" $LF
+build ctor_plain gcc $CF -o "$T/ctor_plain" "$SRC/ctor_main.c" -L"$T" -lctorlib \
+	-Wl,-rpath,"$T" $LF
+# ctor_frames BIN OPTIONS [ENV...]: the raw stack length of the 4242 bytes.
+ctor_frames() {
+	bin=$1 opts=$2 d=$T/$1.pd
+	shift 2
+	rm -rf "${d:?}"
+	mkdir -p "$d"
+	env MEMPROF_OPTIONS="log_path=$d/p$opts" "$@" "$T/$bin" >/dev/null 2>&1
+	f=$(one_profile "$d")
+	[ -n "$f" ] && python3 "$SRC/rawprof.py" json "$f" | python3 -c '
+import json, sys
+prof = json.load(sys.stdin)[0]
+sid = [k for k, m in prof["mibs"].items() if m["TotalSize"] == 4242]
+print(len(prof["stacks"][sid[0]]) if len(sid) == 1 else -1)'
+}
+for c in "ctor_static" "ctor_linked" "ctor_plain LD_PRELOAD=$SO"; do
+	set -- $c
+	fp=$(ctor_frames "$1" "" ${2:-}) cfi=$(ctor_frames "$1" ":unwind=backtrace" ${2:-})
+	if [ "${fp:-0}" -ge 1 ] && [ "${cfi:-0}" -ge 3 ] && [ "$cfi" -gt "$fp" ]; then
+		ok "$1: a library constructor's allocation unwound as MEMPROF_OPTIONS says ($cfi frames by CFI, $fp by frame pointers)"
+	else
+		notok "$1: a library constructor's allocation: ${cfi:-no} frames by CFI, ${fp:-no} by frame pointers"
+	fi
+done
+
 # ------------------------------------------------------------------ hostile
 # A link planted at the temporary's predictable name: the runtime's
 # temporary is unpredictable and created with O_EXCL, so the link's target
