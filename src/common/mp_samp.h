@@ -91,24 +91,27 @@ bool mp_samp_fold_arena(struct mp_arena *arena, struct mp_samp **list,
  * Many samples: estimate +- 1.96 sd, the variance summed over entries,
  * the lower end raised to what was observed (at least the bytes past the
  * sampled ones, and n objects of at least M's minimum, one of its
- * maximum: M must be folded, mib_fold(), not summed).  Few: per entry, the seed's
- * negative-binomial interval of the bytes, [NB(0.025; n) + u,
+ * maximum: M must be folded, mib_fold(), not summed).  Few: per entry,
+ * the seed's negative-binomial interval of the bytes, [NB(0.025; n) + u,
  * NB(0.975; n) + u], turned into field F's by the ratio of its estimate
- * to the bytes' (exact for a context of one size), summed over entries,
- * and for fields other than the bytes widened to the normal interval's
- * ends (one sampled small object of large weight carries most of a
- * count beside large objects; the ratio does not see it).  The bytes'
- * interval holds whatever the sizes; the others assume the objects not
- * sampled were like the sampled ones, which a context of sizes far apart
- * (a string growing from 100 bytes to megabytes) breaks: its small
- * objects may all be missed, and its count's interval then falls short.  Every object certain to be sampled (the count's
- * variance zero) gives [v, v].  Fields that count objects or pairs of
- * consecutive objects with a property (NumMigratedCpu, NumLifetimeOverlaps,
- * NumSameAllocCpu, NumSameDeallocCpu), which sampled objects say little
- * of, get [0, the count's upper end] (less one for pairs).
- * Calibrated by simulation (bench/sampling/):
- * the seed's conservative variant, NB(0.975; n + 1), covers 96-98 % at
- * few samples; the normal interval alone 91-94 %; this one 94-96 %.
+ * to the bytes' (exact for a context of one size), summed over entries;
+ * for fields other than the bytes, widened to the normal interval's ends
+ * (one sampled small object of large weight carries most of a count
+ * beside large objects, which the ratio does not see).  Every object
+ * certain to be sampled (the count's variance zero) gives [v, v].
+ * Fields that count objects or pairs of consecutive objects with a
+ * property (NumMigratedCpu, NumLifetimeOverlaps, NumSameAllocCpu,
+ * NumSameDeallocCpu), which sampled objects say little of, get [0, the
+ * count's upper end] (less one for pairs).
+ *
+ * The bytes' interval holds whatever the sizes; the others assume that
+ * the objects not sampled were like the sampled ones, which a context of
+ * sizes far apart (a string growing from 100 bytes to megabytes) breaks:
+ * a sample may miss all its small objects, and its count's interval then
+ * falls short (bench/sampling/growth.sh).  Calibrated by simulation and
+ * by bench/sampling/coverage.sh on sites of one size each: the seed's
+ * conservative variant, NB(0.975; n + 1), covers 96-98 % at few samples;
+ * the normal interval alone 91-94 %; this one 94-96 %.
  */
 void mp_samp_ci95(const struct mp_mib *m, const struct mp_samp *s, uint32_t ns,
 		  enum mib_field f, double *lo, double *hi);
