@@ -128,6 +128,7 @@ struct sym_cu {
 	uint16_t version;	/* of the unit header */
 	bool checked;		/* by cu_trusted() */
 	uint8_t distrust;	/* why it cannot be trusted, or WHY_NONE */
+	bool gcc;		/* DW_AT_producer "GNU ...", set by cu_trusted() */
 };
 
 /* A range of a CU, DWARF addresses; cu indexes sym_module.cus. */
@@ -1508,14 +1509,15 @@ static struct sym_str *intern(struct sym_ctx *ctx, const char *s, size_t len)
  * Intern a function name and classify it (once per distinct name) into
  * F's runtime and allocator-library flags.
  */
-static const char *intern_fn(struct sym_ctx *ctx, const char *s,
-			     struct sym_frame *f, bool *nomem)
+/* The first N bytes of S, interned as a function's name, with FN's classes. */
+static const char *intern_fn_n(struct sym_ctx *ctx, const char *s, size_t n,
+			       struct sym_frame *f, bool *nomem)
 {
 	struct sym_str *e;
 
 	if (!s)
 		return NULL;
-	e = intern(ctx, s, strlen(s));
+	e = intern(ctx, s, n);
 	if (!e) {
 		*nomem = true;
 		return NULL;
@@ -1531,6 +1533,12 @@ static const char *intern_fn(struct sym_ctx *ctx, const char *s,
 	f->runtime = f->runtime || (e->cls & SYM_CLS_FN_RT);
 	f->alloc_lib = f->alloc_lib || (e->cls & SYM_CLS_FN_LIB);
 	return e->s;
+}
+
+static const char *intern_fn(struct sym_ctx *ctx, const char *s,
+			     struct sym_frame *f, bool *nomem)
+{
+	return s ? intern_fn_n(ctx, s, strlen(s), f, nomem) : NULL;
 }
 
 /*
@@ -1617,20 +1625,23 @@ static const char *die_string(Dwarf_Die *die, unsigned int at)
  * must be subprograms: *BAD is set, and NULL returned, when one is not,
  * for damaged DWARF would otherwise name the frame after whatever DIE the
  * reference lands on (a typedef, say).  NULL without *BAD: no name.
+ * *LINKAGE says whether the name is a linkage name.
  */
-static const char *die_name(Dwarf_Die *die, bool *bad)
+static const char *die_name(Dwarf_Die *die, bool *bad, bool *linkage)
 {
 	Dwarf_Die cur = *die, next;
 	Dwarf_Attribute attr;
-	const char *plain = NULL, *linkage;
+	const char *plain = NULL, *ln;
 
-	*bad = false;
+	*bad = *linkage = false;
 	for (int hop = 0; hop <= MAX_NAME_HOPS; hop++) {
-		linkage = die_string(&cur, DW_AT_linkage_name);
-		if (!linkage)
-			linkage = die_string(&cur, DW_AT_MIPS_linkage_name);
-		if (linkage)
-			return linkage;
+		ln = die_string(&cur, DW_AT_linkage_name);
+		if (!ln)
+			ln = die_string(&cur, DW_AT_MIPS_linkage_name);
+		if (ln) {
+			*linkage = true;
+			return ln;
+		}
 		if (!plain)
 			plain = die_string(&cur, DW_AT_name);
 		if (!dwarf_formref_die(dwarf_attr(&cur, DW_AT_abstract_origin, &attr),
@@ -1667,8 +1678,12 @@ struct cu_build {
 
 /*
  * Collect the address ranges of the subprograms of a CU.  Namespaces and
- * classes can hold subprograms; a subprogram's own subtree is left to
- * fn_build (so GNU C nested functions are not found).
+ * classes can hold subprograms, and so can subprograms: GCC places the
+ * definitions of a function's local classes' members and of its lambdas'
+ * bodies, and GNU C nested functions, inside the function's DIE (clang
+ * at the unit's top).  Their code lies apart from the function's; the
+ * scopes of each subprogram's own code are left to fn_build, which stops
+ * at nested subprograms.  Inlined subroutines' subtrees are not walked.
  */
 static void collect_ranges(struct cu_build *b, Dwarf_Die *parent, int depth)
 {
@@ -1704,6 +1719,8 @@ static void collect_ranges(struct cu_build *b, Dwarf_Die *parent, int depth)
 				b->r[b->n++] = (struct sym_range){
 					lo, hi, (uint32_t)(b->nfns - 1) };
 			}
+			if (dwarf_haschildren(&child))
+				collect_ranges(b, &child, depth + 1);
 		} else if (tag != DW_TAG_inlined_subroutine &&
 			   dwarf_haschildren(&child)) {
 			collect_ranges(b, &child, depth + 1);
@@ -1976,8 +1993,8 @@ struct names_walk {
 static int name_one(Dwarf_Die *die, void *arg)
 {
 	const struct names_walk *w = arg;
-	bool bad;
-	const char *name = die_name(die, &bad);
+	bool bad, linkage;
+	const char *name = die_name(die, &bad, &linkage);
 
 	if (name)
 		w->fn(w->arg, name);
@@ -2017,7 +2034,8 @@ static const struct sym_range *cu_find(const struct sym_cu *cu, uint64_t a)
 		else
 			hi = mid;
 	}
-	/* Ranges rarely nest (GNU C nested functions); look a little back. */
+	/* Ranges rarely nest (a nested subprogram's code lies apart); look
+	 * a little back. */
 	for (size_t k = 0; k < 64 && lo > 0; k++, lo--)
 		if (a < cu->r[lo - 1].hi)
 			return &cu->r[lo - 1];
@@ -2371,7 +2389,11 @@ static bool cu_trusted(struct sym_cu *cu, uint8_t *why)
 	size_t nlines;
 
 	if (!cu->checked) {
+		const char *producer = dwarf_formstring(
+			dwarf_attr(&cu->die, DW_AT_producer, &attr));
+
 		cu->checked = true;
+		cu->gcc = producer && strncmp(producer, "GNU ", 4) == 0;
 		if (cu->version < 2 || cu->version > 5)
 			cu->distrust = WHY_UNIT_VERSION;
 		else if (dwarf_attr(&cu->die, DW_AT_stmt_list, &attr) &&
@@ -2439,6 +2461,30 @@ static struct sym_frame call_loc(struct sym_ctx *ctx, struct sym_cu *cu,
 }
 
 /*
+ * GCC gives a function of internal linkage (a member of a class in an
+ * anonymous namespace, a local class's, a lambda's body) no linkage name,
+ * only its bare name ("Insert"), which two classes' members share.  The
+ * ELF symbol holding Dwfl address DA has the mangled name: it names the
+ * out-of-line frame, as llvm-symbolizer names every outermost frame, less
+ * a clone's suffix (".isra.0", ".part.0", ".cold"), which inlined copies
+ * and the function itself do not have: *LEN is the length kept.  NULL
+ * unless the symbol is a mangled C++ name (C names stay DWARF's).  Only
+ * for GCC's units: clang leaves linkage names out only with
+ * -gline-tables-only, where its own -fmemory-profile-use names functions
+ * by the bare name too, as llvm-profdata does.
+ */
+static const char *mangled_symbol(struct sym_module *m, Dwarf_Addr da,
+				  size_t *len, bool *nomem)
+{
+	const char *s = elf_symbol(m, da, nomem);
+
+	if (!s || strncmp(s, "_Z", 2) != 0)
+		return NULL;
+	*len = strcspn(s, ".");
+	return s;
+}
+
+/*
  * The frames of Dwfl address DA in M, into ctx->scratch.  The CU comes from
  * the module's CU ranges, the subprogram from the CU's subprogram ranges,
  * the innermost inlined subroutine or block from the subprogram's scope
@@ -2458,8 +2504,8 @@ static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
 	struct sym_cu *cu = NULL;
 	Dwarf_Attribute attr;
 	const char *comp_dir, *name;
-	size_t n = 0, depth = 0;
-	bool nomem = false, bad;
+	size_t n = 0, depth = 0, name_len;
+	bool nomem = false, bad, linkage;
 	uint64_t a;
 	int tag, decl;
 
@@ -2519,7 +2565,16 @@ static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
 		    !dwarf_offdie(cu->dw, nodes[k]->off, &die))
 			continue;
 		f = loc;
-		name = die_name(&die, &bad);
+		name = die_name(&die, &bad, &linkage);
+		name_len = name ? strlen(name) : 0;
+		if (!bad && !linkage && tag == DW_TAG_subprogram && cu->gcc) {
+			const char *sym = mangled_symbol(m, da, &name_len, &nomem);
+
+			if (sym)
+				name = sym;
+			else
+				name_len = name ? strlen(name) : 0;
+		}
 		if (bad || (name && !is_text(name)) ||
 		    (f.file && !is_text(f.file))) {
 			*why = bad ? WHY_NAME_REF : WHY_NOT_TEXT;
@@ -2527,7 +2582,7 @@ static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
 			*nout = 0;
 			return true;
 		}
-		f.function = intern_fn(ctx, name, &f, &nomem);
+		f.function = intern_fn_n(ctx, name, name_len, &f, &nomem);
 		f.inlined = tag == DW_TAG_inlined_subroutine;
 		if (dwarf_decl_line(&die, &decl) == 0 && decl > 0)
 			f.start_line = (uint32_t)decl;
@@ -2562,7 +2617,7 @@ static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
  * which no contents match), sparing the cold run the hashing.
  */
 /* Change it whenever symbolize() may answer differently: old entries go. */
-#define SYM_RULES "memprof-data sym 4"
+#define SYM_RULES "memprof-data sym 5"
 
 static void fp_mix(uint64_t h[2], const void *p, size_t n)
 {

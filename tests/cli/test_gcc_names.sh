@@ -1,0 +1,54 @@
+#!/bin/sh
+# What GCC's DWARF leaves out (tests/cli/src/gcc_names.cc, g++ -O2, our
+# runtime): members of classes in an anonymous namespace have no linkage
+# name, only "Insert", and were named so, two functions as one; a local
+# class's member and a lambda's body are defined inside the enclosing
+# function's DIE, were never found there, and got the ELF symbol's name
+# with the inlined callee's line and no inlined frames.  The out-of-line
+# frame now has the ELF symbol's mangled name; nested subprograms are
+# found, with their inline chains (as llvm-symbolizer-19 gives them).
+set -u
+BUILD=${1:-build}
+MD="$BUILD/memprof-data"
+SRC=tests/cli/src
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+ok() { echo "ok - $*"; }
+notok() { echo "not ok - $*"; }
+. tests/need.sh
+need g++ python3
+
+if ! g++ -g -O2 "$SRC/gcc_names.cc" -o "$tmp/gn" "$BUILD/libmemprof.a" -pthread 2>"$tmp/err" ||
+   ! MEMPROF_OPTIONS=log_path="$tmp/p":unwind=backtrace "$tmp/gn" 2>>"$tmp/err"; then
+	notok "build and run gcc_names.cc: $(cat "$tmp/err")"
+	exit 0
+fi
+site=$(grep -n 'SITE:grab' "$SRC/gcc_names.cc" | cut -d: -f1)
+"$MD" show --format=json --no-symbol-cache --binary="$tmp/gn" "$tmp"/p.* >"$tmp/s.json" 2>"$tmp/err"
+python3 - "$tmp/s.json" "$site" <<'PY' || notok "show: $(head -c 300 "$tmp/err")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+site = int(sys.argv[2])
+by_size = {c["mib"]["TotalSize"]: c["frames"] for c in d["contexts"]}
+
+def ok(cond, what, frames):
+    print(("ok - " if cond else "not ok - ") + what +
+          ("" if cond else ": %s" % [(f.get("function"), f.get("line"), f.get("inlined")) for f in frames[:4]]))
+
+a, b = by_size.get(1000, [{}]), by_size.get(2000, [{}])
+ok(a[0].get("function", "").startswith("_ZN12_GLOBAL__N_11A6Insert") and
+   b[0].get("function", "").startswith("_ZN12_GLOBAL__N_11B6Insert"),
+   "members of classes in an anonymous namespace: two linkage names, not one bare Insert",
+   a + b)
+w = by_size.get(480, [{}] * 3)
+ok(w[0].get("function") == "grab" and w[0].get("line") == site and w[0].get("inlined") and
+   w[1].get("demangled") == "outer(int)::Local::Work(int)" and not w[1].get("inlined"),
+   "a local class's member defined inside its function: found, with its inlined callee at the site",
+   w)
+l = by_size.get(800, [{}] * 3)
+ok(l[0].get("function") == "grab" and l[0].get("line") == site and l[0].get("inlined") and
+   l[1].get("function") == "operator()" and l[1].get("inlined") and
+   l[2].get("demangled", "").startswith("outer(int)::{lambda(int)#1}::_FUN"),
+   "a lambda's body: found, grab and operator() inlined into _FUN", l)
+PY
