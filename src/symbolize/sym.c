@@ -129,6 +129,21 @@ struct sym_cu {
 	bool checked;		/* by cu_trusted() */
 	uint8_t distrust;	/* why it cannot be trusted, or WHY_NONE */
 	bool gcc;		/* DW_AT_producer "GNU ...", set by cu_trusted() */
+	struct sym_qscope *qs;	/* scopes for qualified names, on first use */
+	size_t nqs;
+	bool qs_built;
+};
+
+/*
+ * A DIE of a unit that names a scope (namespace, class, structure, union,
+ * subprogram), in preorder: the DIEs in [lo, hi) are its subtree, up the
+ * enclosing one or -1.
+ */
+struct sym_qscope {
+	uint64_t lo, hi;
+	int32_t up;
+	int tag;
+	const char *name;	/* NULL: anonymous */
 };
 
 /* A range of a CU, DWARF addresses; cu indexes sym_module.cus. */
@@ -307,6 +322,7 @@ static void module_free(struct sym_module *m)
 		}
 		free(m->cus[i].fns);
 		free(m->cus[i].r);
+		free(m->cus[i].qs);
 	}
 	free(m->cus);
 	free(m->cur);
@@ -1625,9 +1641,12 @@ static const char *die_string(Dwarf_Die *die, unsigned int at)
  * must be subprograms: *BAD is set, and NULL returned, when one is not,
  * for damaged DWARF would otherwise name the frame after whatever DIE the
  * reference lands on (a typedef, say).  NULL without *BAD: no name.
- * *LINKAGE says whether the name is a linkage name.
+ * *LINKAGE says whether the name is a linkage name; *LAST (if not NULL)
+ * gets the last DIE of the chain, the declaration, whose enclosing scopes
+ * qualify a plain name (qualified_name()).
  */
-static const char *die_name(Dwarf_Die *die, bool *bad, bool *linkage)
+static const char *die_name(Dwarf_Die *die, bool *bad, bool *linkage,
+			    Dwarf_Die *last)
 {
 	Dwarf_Die cur = *die, next;
 	Dwarf_Attribute attr;
@@ -1655,6 +1674,8 @@ static const char *die_name(Dwarf_Die *die, bool *bad, bool *linkage)
 		}
 		cur = next;
 	}
+	if (last)
+		*last = cur;
 	return plain;
 }
 
@@ -1994,7 +2015,7 @@ static int name_one(Dwarf_Die *die, void *arg)
 {
 	const struct names_walk *w = arg;
 	bool bad, linkage;
-	const char *name = die_name(die, &bad, &linkage);
+	const char *name = die_name(die, &bad, &linkage, NULL);
 
 	if (name)
 		w->fn(w->arg, name);
@@ -2460,6 +2481,147 @@ static struct sym_frame call_loc(struct sym_ctx *ctx, struct sym_cu *cu,
 	return loc;
 }
 
+/* ---- qualified names for GCC's functions of internal linkage ---- */
+
+struct qscope_build {
+	struct sym_qscope *v;
+	size_t n, alloc;
+	bool nomem;
+};
+
+/* Is unnamed type DIE a closure: GCC names its members "<lambda>" (the
+ * constructor) and the like. */
+static bool is_closure(Dwarf_Die *die)
+{
+	Dwarf_Die child;
+	const char *name;
+
+	if (dwarf_child(die, &child) != 0)
+		return false;
+	do {
+		name = dwarf_tag(&child) == DW_TAG_subprogram
+			? die_string(&child, DW_AT_name) : NULL;
+		if (name && strncmp(name, "<lambda", 7) == 0)
+			return true;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return false;
+}
+
+static bool names_scope(int tag)
+{
+	return tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+	       tag == DW_TAG_structure_type || tag == DW_TAG_union_type ||
+	       tag == DW_TAG_subprogram;
+}
+
+/*
+ * Record PARENT's children that name scopes, their subtrees ending at
+ * END, and walk down them and lexical blocks (local classes); the DIEs
+ * of code (inlined subroutines) are not walked.
+ */
+static void qscope_walk(struct qscope_build *b, Dwarf_Die *parent,
+			uint64_t end, int32_t up, int depth)
+{
+	Dwarf_Die child, next;
+	int tag, more;
+
+	if (depth > MAX_SCOPE_DEPTH || dwarf_child(parent, &child) != 0)
+		return;
+	do {
+		uint64_t lo = dwarf_dieoffset(&child), hi;
+		int32_t me = up;
+		const char *name;
+
+		next = child;
+		more = dwarf_siblingof(&child, &next) == 0;
+		hi = more ? dwarf_dieoffset(&next) : end;
+		tag = dwarf_tag(&child);
+		if (!(names_scope(tag) || tag == DW_TAG_lexical_block) ||
+		    !dwarf_haschildren(&child)) {
+			child = next;
+			continue;
+		}
+		if (tag != DW_TAG_lexical_block) {
+			if (b->n >= INT32_MAX || !MP_GROW(b->v, b->alloc, b->n + 1)) {
+				b->nomem = true;
+				return;
+			}
+			name = die_string(&child, DW_AT_name);
+			if (!name && tag != DW_TAG_namespace &&
+			    tag != DW_TAG_subprogram && is_closure(&child))
+				name = "{lambda}";
+			b->v[b->n] = (struct sym_qscope){ lo, hi, up, tag, name };
+			me = (int32_t)b->n++;
+		}
+		qscope_walk(b, &child, hi, me, depth + 1);
+		child = next;
+	} while (more && !b->nomem);
+}
+
+/*
+ * NAME qualified by the scopes enclosing DECL, a DIE of CU's unit, as
+ * the demangler would write them ("leveldb::(anonymous
+ * namespace)::LRUCache::Insert"), into BUF of SIZE bytes: its length, or
+ * 0 to keep NAME (DECL outside the unit, no enclosing scope, no room, no
+ * memory for the unit's scopes).  Built on first use, one walk of the
+ * unit's DIEs outside code.
+ */
+static size_t qualified_name(struct sym_cu *cu, Dwarf_Die *decl,
+			     const char *name, char *buf, size_t size)
+{
+	const struct sym_qscope *chain[64];
+	size_t lo = 0, hi, mid, n = 0, len = 0;
+	uint64_t off = dwarf_dieoffset(decl);
+	int32_t i;
+
+	if (!cu->qs_built) {
+		struct qscope_build b = { 0 };
+
+		cu->qs_built = true;
+		qscope_walk(&b, &cu->scope, UINT64_MAX, -1, 0);
+		if (b.nomem) {
+			free(b.v);
+			return 0;
+		}
+		cu->qs = b.v;
+		cu->nqs = b.n;
+	}
+	if (decl->cu != cu->scope.cu)
+		return 0;
+	hi = cu->nqs;
+	while (lo < hi) {		/* first scope starting past off */
+		mid = lo + (hi - lo) / 2;
+		if (cu->qs[mid].lo <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = (int32_t)lo - 1; i >= 0 && !(off > cu->qs[i].lo && off < cu->qs[i].hi);
+	     i = cu->qs[i].up)
+		;
+	/* Unnamed subprograms are definitions whose declaration is named
+	 * elsewhere: left out. */
+	for (; i >= 0 && n < sizeof(chain) / sizeof(chain[0]); i = cu->qs[i].up)
+		if (cu->qs[i].name || cu->qs[i].tag != DW_TAG_subprogram)
+			chain[n++] = &cu->qs[i];
+	if (n == 0)
+		return 0;
+	while (n-- > 0) {
+		const char *part = chain[n]->name ? chain[n]->name
+			: chain[n]->tag == DW_TAG_namespace ? "(anonymous namespace)"
+			: "{unnamed type}";
+		int w = snprintf(buf + len, size - len, "%s::", part);
+
+		if (w < 0 || (size_t)w >= size - len)
+			return 0;
+		len += (size_t)w;
+	}
+	if (strlen(name) >= size - len)
+		return 0;
+	memcpy(buf + len, name, strlen(name) + 1);
+	return len + strlen(name);
+}
+
 /*
  * GCC gives a function of internal linkage (a member of a class in an
  * anonymous namespace, a local class's, a lambda's body) no linkage name,
@@ -2506,6 +2668,8 @@ static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
 	const char *comp_dir, *name;
 	size_t n = 0, depth = 0, name_len;
 	bool nomem = false, bad, linkage;
+	Dwarf_Die decl_die;
+	char qbuf[1024];
 	uint64_t a;
 	int tag, decl;
 
@@ -2565,15 +2729,21 @@ static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
 		    !dwarf_offdie(cu->dw, nodes[k]->off, &die))
 			continue;
 		f = loc;
-		name = die_name(&die, &bad, &linkage);
+		name = die_name(&die, &bad, &linkage, &decl_die);
 		name_len = name ? strlen(name) : 0;
-		if (!bad && !linkage && tag == DW_TAG_subprogram && cu->gcc) {
-			const char *sym = mangled_symbol(m, da, &name_len, &nomem);
+		if (!bad && !linkage && name && cu->gcc) {
+			const char *sym = tag == DW_TAG_subprogram
+				? mangled_symbol(m, da, &name_len, &nomem) : NULL;
 
-			if (sym)
+			if (sym) {
 				name = sym;
-			else
-				name_len = name ? strlen(name) : 0;
+			} else if (!strstr(name, "::") &&
+				   (name_len = qualified_name(cu, &decl_die, name,
+							      qbuf, sizeof(qbuf)))) {
+				name = qbuf;
+			} else {
+				name_len = strlen(name);
+			}
 		}
 		if (bad || (name && !is_text(name)) ||
 		    (f.file && !is_text(f.file))) {

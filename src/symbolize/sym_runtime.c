@@ -60,6 +60,36 @@ static const char *const allocator_member[] = {
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
+/* The same classes and members as qualified names, which the symbolizer
+ * makes for GCC's functions without linkage name (an allocator of a class
+ * in an anonymous namespace): "std::__new_allocator<...>::allocate". */
+static const char *const allocator_class_q[] = {
+	"std::allocator<", "std::__new_allocator<", "__gnu_cxx::new_allocator<",
+	"std::allocator_traits<", "__gnu_cxx::__alloc_traits<",
+	"std::__1::allocator<", "std::__1::allocator_traits<",
+};
+static const char *const allocator_member_q[] = {
+	">::allocate", ">::deallocate", ">::allocate_at_least",
+};
+
+static bool qualified_allocator_member(const char *fn)
+{
+	size_t len = strlen(fn);
+
+	for (size_t i = 0; i < N(allocator_class_q); i++) {
+		if (!starts(fn, allocator_class_q[i]))
+			continue;
+		for (size_t k = 0; k < N(allocator_member_q); k++) {
+			size_t m = strlen(allocator_member_q[k]);
+
+			if (len > m && strcmp(fn + len - m, allocator_member_q[k]) == 0)
+				return true;
+		}
+		return false;
+	}
+	return false;
+}
+
 /*
  * Is P, a mangled nested name past "_ZN" and its qualifiers, a member of
  * an allocator class that allocates?  A name of such a class with
@@ -93,6 +123,8 @@ static bool runtime_function(const char *fn)
 	for (i = 0; i < N(c_alloc); i++)
 		if (strcmp(p, c_alloc[i]) == 0)
 			return true;
+	if (qualified_allocator_member(fn))
+		return true;
 	if (!starts(fn, "_ZN"))
 		return false;
 	for (p = fn + 3; *p == 'r' || *p == 'V' || *p == 'K'; p++)
@@ -129,7 +161,8 @@ bool sym_is_alloc_library(const char *fn)
 
 	if (!fn)
 		return false;
-	if (starts(fn, "_ZSt18__allocate_guarded"))
+	if (starts(fn, "_ZSt18__allocate_guarded") ||
+	    qualified_allocator_member(fn))
 		return true;
 	if (!starts(fn, "_ZN"))
 		return false;

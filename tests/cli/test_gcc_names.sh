@@ -5,7 +5,8 @@
 # class's member and a lambda's body are defined inside the enclosing
 # function's DIE, were never found there, and got the ELF symbol's name
 # with the inlined callee's line and no inlined frames.  The out-of-line
-# frame now has the ELF symbol's mangled name; nested subprograms are
+# frame now has the ELF symbol's mangled name, an inlined one its name
+# qualified by the scopes of its declaration; nested subprograms are
 # found, with their inline chains (as llvm-symbolizer-19 gives them).
 set -u
 BUILD=${1:-build}
@@ -48,7 +49,11 @@ ok(w[0].get("function") == "grab" and w[0].get("line") == site and w[0].get("inl
    w)
 l = by_size.get(800, [{}] * 3)
 ok(l[0].get("function") == "grab" and l[0].get("line") == site and l[0].get("inlined") and
-   l[1].get("function") == "operator()" and l[1].get("inlined") and
+   l[1].get("function") == "outer::{lambda}::operator()" and l[1].get("inlined") and
    l[2].get("demangled", "").startswith("outer(int)::{lambda(int)#1}::_FUN"),
    "a lambda's body: found, grab and operator() inlined into _FUN", l)
+c = by_size.get(3000, [{}] * 2)
+ok(c[0].get("function") == "(anonymous namespace)::C::Put" and c[0].get("inlined") and
+   c[1].get("demangled") == "use_c(unsigned long)",
+   "an inlined member of a class in an anonymous namespace: its qualified name", c)
 PY

@@ -1335,6 +1335,10 @@ START_TEST(runtime_rule)
 		"_ZNSt3__116allocator_traitsINS_9allocatorIiEEE8allocateB8ne180100ERS2_m",
 		"_ZNSt3__117__libcpp_allocateB8ne180100Emm",
 		"_ZSt18__allocate_guardedISaISt23_Sp_counted_ptr_inplaceIiSaIiELN9__gnu_cxx12_Lock_policyE2EEEESt15__allocated_ptrIT_ERS8_",
+		/* Qualified names of GCC's functions without linkage name. */
+		"std::__new_allocator<leveldb::(anonymous namespace)::Item>::allocate",
+		"std::allocator_traits<std::allocator<(anonymous namespace)::X> >::allocate",
+		"__gnu_cxx::new_allocator<(anonymous namespace)::X>::deallocate",
 		NULL,
 	};
 	static const char *const user[] = {
@@ -1344,7 +1348,10 @@ START_TEST(runtime_rule)
 		"_ZNSt6vectorIiSaIiEE9push_backERKi",
 		"_ZNSt15__new_allocatorIiE10constructIiJEEEvPT_DpOT0_",
 		"_ZNSaIiEC2Ev", "_Z8allocatev", "_ZN5Arena8allocateEm",
-		"_Z9array_newv", NULL,
+		"_Z9array_newv",
+		"std::__new_allocator<(anonymous namespace)::X>::construct<int>",
+		"std::_Vector_base<(anonymous namespace)::X, std::allocator<(anonymous namespace)::X> >::_M_allocate",
+		"(anonymous namespace)::Arena::allocate", NULL,
 	};
 
 	for (size_t i = 0; rt[i]; i++)

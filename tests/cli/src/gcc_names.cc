@@ -2,8 +2,9 @@
 //
 // Members of classes in an anonymous namespace have internal linkage:
 // GCC gives them no DW_AT_linkage_name, only "Insert", which A's and B's
-// share.  Local classes' members and lambdas' bodies are defined inside
-// the enclosing function's DIE (clang puts them at the unit's top).
+// share, and "Put" inlined.  Local classes' members and lambdas' bodies
+// are defined inside the enclosing function's DIE (clang puts them at the
+// unit's top).
 #include <cstdlib>
 
 void *volatile sink;
@@ -15,7 +16,16 @@ struct A {
 struct B {	// a body of its own: GCC's -fipa-icf would fold equal ones
 	__attribute__((noinline)) void Insert(size_t n) { sink = malloc(n * 2); asm volatile(""); }
 };
+struct C {
+	static inline __attribute__((always_inline)) void Put(size_t n) { sink = malloc(n); asm volatile(""); }
+};
 } // namespace
+
+__attribute__((noinline)) void use_c(size_t n)
+{
+	C::Put(n);
+	asm volatile("");
+}
 
 static inline __attribute__((always_inline)) void grab(size_t n)
 {
@@ -48,6 +58,7 @@ int main()
 		a.Insert(100); free(sink);
 		b.Insert(100); free(sink);
 		outer(16); free(sink);
+		use_c(300); free(sink);
 	}
 	return 0;
 }
