@@ -128,7 +128,9 @@ struct sym_cu {
 	uint16_t version;	/* of the unit header */
 	bool checked;		/* by cu_trusted() */
 	uint8_t distrust;	/* why it cannot be trusted, or WHY_NONE */
-	bool gcc;		/* DW_AT_producer "GNU ...", set by cu_trusted() */
+	bool scoped;		/* by cu_scope() */
+	bool gcc;		/* DW_AT_producer "GNU ...", set by cu_scope() */
+	bool cxx;		/* a C++ unit, set by cu_scope() */
 	struct sym_qscope *qs;	/* scopes for qualified names, on first use */
 	size_t nqs;
 	bool qs_built;
@@ -1852,16 +1854,29 @@ static bool index_cus(struct sym_module *m)
  */
 static void cu_scope(struct sym_cu *cu)
 {
+	Dwarf_Attribute attr;
+	const char *producer;
 	Dwarf_Die sub;
+	int lang;
 
-	if (!cu->skeleton)
+	if (cu->scoped)
 		return;
-	cu->skeleton = false;
-	if (dwarf_cu_info(cu->die.cu, NULL, NULL, NULL, &sub, NULL, NULL,
-			  NULL) == 0 && dwarf_tag(&sub) == DW_TAG_compile_unit) {
-		cu->scope = sub;
-		cu->dw = dwarf_cu_getdwarf(sub.cu);
+	cu->scoped = true;
+	if (cu->skeleton) {
+		cu->skeleton = false;
+		if (dwarf_cu_info(cu->die.cu, NULL, NULL, NULL, &sub, NULL, NULL,
+				  NULL) == 0 && dwarf_tag(&sub) == DW_TAG_compile_unit) {
+			cu->scope = sub;
+			cu->dw = dwarf_cu_getdwarf(sub.cu);
+		}
 	}
+	/* Who made the unit and in which language: the split unit says. */
+	producer = dwarf_formstring(dwarf_attr(&cu->scope, DW_AT_producer, &attr));
+	lang = dwarf_srclang(&cu->scope);
+	cu->gcc = producer && strncmp(producer, "GNU ", 4) == 0;
+	cu->cxx = lang == DW_LANG_C_plus_plus || lang == DW_LANG_C_plus_plus_03 ||
+		  lang == DW_LANG_C_plus_plus_11 || lang == DW_LANG_C_plus_plus_14 ||
+		  lang == DW_LANG_ObjC_plus_plus;
 }
 
 /* The CU holding DWARF address A, or NULL. */
@@ -2410,11 +2425,7 @@ static bool cu_trusted(struct sym_cu *cu, uint8_t *why)
 	size_t nlines;
 
 	if (!cu->checked) {
-		const char *producer = dwarf_formstring(
-			dwarf_attr(&cu->die, DW_AT_producer, &attr));
-
 		cu->checked = true;
-		cu->gcc = producer && strncmp(producer, "GNU ", 4) == 0;
 		if (cu->version < 2 || cu->version > 5)
 			cu->distrust = WHY_UNIT_VERSION;
 		else if (dwarf_attr(&cu->die, DW_AT_stmt_list, &attr) &&
@@ -2737,7 +2748,7 @@ static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
 
 			if (sym) {
 				name = sym;
-			} else if (!strstr(name, "::") &&
+			} else if (cu->cxx && !strstr(name, "::") &&
 				   (name_len = qualified_name(cu, &decl_die, name,
 							      qbuf, sizeof(qbuf)))) {
 				name = qbuf;
