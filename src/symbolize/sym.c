@@ -2658,6 +2658,32 @@ static const char *mangled_symbol(struct sym_module *m, Dwarf_Addr da,
 }
 
 /*
+ * The name of a frame in a GCC unit whose function has only a plain NAME
+ * (of *LEN bytes) and declaration DECL: out of line (TAG a subprogram),
+ * the mangled ELF symbol; inlined, or without such a symbol, in a C++
+ * unit, NAME qualified by its scopes (in BUF of SIZE bytes); else NAME.
+ * *LEN gets the length of the answer.
+ */
+static const char *gcc_function_name(struct sym_module *m, struct sym_cu *cu,
+				     Dwarf_Addr da, int tag, Dwarf_Die *decl,
+				     const char *name, char *buf, size_t size,
+				     size_t *len, bool *nomem)
+{
+	const char *sym = tag == DW_TAG_subprogram
+		? mangled_symbol(m, da, len, nomem) : NULL;
+	size_t qlen;
+
+	if (sym)
+		return sym;
+	if (cu->cxx && !strstr(name, "::") &&
+	    (qlen = qualified_name(cu, decl, name, buf, size))) {
+		*len = qlen;
+		return buf;
+	}
+	return name;
+}
+
+/*
  * The frames of Dwfl address DA in M, into ctx->scratch.  The CU comes from
  * the module's CU ranges, the subprogram from the CU's subprogram ranges,
  * the innermost inlined subroutine or block from the subprogram's scope
@@ -2742,20 +2768,10 @@ static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
 		f = loc;
 		name = die_name(&die, &bad, &linkage, &decl_die);
 		name_len = name ? strlen(name) : 0;
-		if (!bad && !linkage && name && cu->gcc) {
-			const char *sym = tag == DW_TAG_subprogram
-				? mangled_symbol(m, da, &name_len, &nomem) : NULL;
-
-			if (sym) {
-				name = sym;
-			} else if (cu->cxx && !strstr(name, "::") &&
-				   (name_len = qualified_name(cu, &decl_die, name,
-							      qbuf, sizeof(qbuf)))) {
-				name = qbuf;
-			} else {
-				name_len = strlen(name);
-			}
-		}
+		if (!bad && !linkage && name && cu->gcc)
+			name = gcc_function_name(m, cu, da, tag, &decl_die, name,
+						 qbuf, sizeof(qbuf), &name_len,
+						 &nomem);
 		if (bad || (name && !is_text(name)) ||
 		    (f.file && !is_text(f.file))) {
 			*why = bad ? WHY_NAME_REF : WHY_NOT_TEXT;
