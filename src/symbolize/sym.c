@@ -1524,10 +1524,9 @@ static struct sym_str *intern(struct sym_ctx *ctx, const char *s, size_t len)
 }
 
 /*
- * Intern a function name and classify it (once per distinct name) into
- * F's runtime and allocator-library flags.
+ * Intern the first N bytes of S as a function name and classify it (once
+ * per distinct name) into F's runtime and allocator-library flags.
  */
-/* The first N bytes of S, interned as a function's name, with FN's classes. */
 static const char *intern_fn_n(struct sym_ctx *ctx, const char *s, size_t n,
 			       struct sym_frame *f, bool *nomem)
 {
@@ -1553,6 +1552,7 @@ static const char *intern_fn_n(struct sym_ctx *ctx, const char *s, size_t n,
 	return e->s;
 }
 
+/* The same for all of S. */
 static const char *intern_fn(struct sym_ctx *ctx, const char *s,
 			     struct sym_frame *f, bool *nomem)
 {
