@@ -20,21 +20,34 @@ notok() { echo "not ok - $*"; }
 . tests/need.sh
 need g++ python3
 
-if ! g++ -g -O2 "$SRC/gcc_names.cc" -o "$tmp/gn" "$BUILD/libmemprof.a" -pthread 2>"$tmp/err" ||
-   ! MEMPROF_OPTIONS=log_path="$tmp/p":unwind=backtrace "$tmp/gn" 2>>"$tmp/err"; then
-	notok "build and run gcc_names.cc: $(cat "$tmp/err")"
-	exit 0
-fi
 site=$(grep -n 'SITE:grab' "$SRC/gcc_names.cc" | cut -d: -f1)
-"$MD" show --format=json --no-symbol-cache --binary="$tmp/gn" "$tmp"/p.* >"$tmp/s.json" 2>"$tmp/err"
-python3 - "$tmp/s.json" "$site" <<'PY' || notok "show: $(head -c 300 "$tmp/err")"
+src=$(cd "$SRC" && pwd)/gcc_names.cc
+lib=$(cd "$BUILD" && pwd)/libmemprof.a
+md=$(cd "$BUILD" && pwd)/memprof-data
+# The same with -gsplit-dwarf: the unit's producer and language are the
+# split unit's (a skeleton need not carry them); the .dwo lands in the
+# directory of the build, tmp.
+for variant in plain split; do
+	flags=
+	[ "$variant" = split ] && flags=-gsplit-dwarf
+	d=$tmp/$variant
+	mkdir -p "$d"
+	# shellcheck disable=SC2086
+	if ! (cd "$d" && g++ -g -O2 $flags "$src" -o gn "$lib" -pthread) 2>"$tmp/err" ||
+	   ! MEMPROF_OPTIONS=log_path="$d/p":unwind=backtrace "$d/gn" 2>>"$tmp/err"; then
+		notok "$variant: build and run gcc_names.cc: $(cat "$tmp/err")"
+		continue
+	fi
+	(cd "$d" && "$md" show --format=json --no-symbol-cache --binary=gn p.*) >"$tmp/s.json" 2>"$tmp/err"
+	python3 - "$tmp/s.json" "$site" "$variant" <<'PY' || notok "$variant: show: $(head -c 300 "$tmp/err")"
 import json, sys
 d = json.load(open(sys.argv[1]))
 site = int(sys.argv[2])
+variant = sys.argv[3]
 by_size = {c["mib"]["TotalSize"]: c["frames"] for c in d["contexts"]}
 
 def ok(cond, what, frames):
-    print(("ok - " if cond else "not ok - ") + what +
+    print(("ok - " if cond else "not ok - ") + variant + ": " + what +
           ("" if cond else ": %s" % [(f.get("function"), f.get("line"), f.get("inlined")) for f in frames[:4]]))
 
 a, b = by_size.get(1000, [{}]), by_size.get(2000, [{}])
@@ -57,3 +70,4 @@ ok(c[0].get("function") == "(anonymous namespace)::C::Put" and c[0].get("inlined
    c[1].get("demangled") == "use_c(unsigned long)",
    "an inlined member of a class in an anonymous namespace: its qualified name", c)
 PY
+done
