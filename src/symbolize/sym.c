@@ -1968,6 +1968,23 @@ static void no_dwo(struct sym_ctx *ctx, struct sym_module *m,
 	     "beside the binary); its functions are named by ELF symbols, "
 	     "without inlined frames", m->path, dwo ? dwo : "?",
 	     comp_dir ? comp_dir : "?");
+	/* A DWARF package beside the binary did not give the unit: elfutils
+	 * reads packages from 0.191 on, and the user cannot point us at one. */
+	if (m->path) {
+		size_t n = strlen(m->path);
+		char *dwp = malloc(n + sizeof(".dwp"));
+
+		if (dwp) {
+			memcpy(dwp, m->path, n);
+			memcpy(dwp + n, ".dwp", sizeof(".dwp"));
+			if (access(dwp, F_OK) == 0)
+				warn(ctx, "'%s': the DWARF package '%s' beside it "
+				     "was not used (libdw %s; elfutils reads "
+				     "packages from 0.191 on)", m->path, dwp,
+				     dwfl_version(NULL) ? dwfl_version(NULL) : "?");
+			free(dwp);
+		}
+	}
 }
 
 /*

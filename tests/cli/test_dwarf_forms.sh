@@ -187,3 +187,18 @@ if grep -q "warning: '.*s5': split DWARF file 's5-split_lib.dwo' not found (look
 else
 	notok "a missing .dwo: $(cat "$tmp/s5.err") $(cat "$tmp/nodwo.frames")"
 fi
+# A DWARF package made of the same units beside the binary (llvm-dwp-19):
+# libdw 0.188 does not read packages; the warning says it was not used.
+if command -v llvm-dwp-19 >/dev/null 2>&1 &&
+   llvm-dwp-19 "$tmp/gone.dwo" "$tmp/s5-split_main.dwo" -o "$tmp/s5.dwp" 2>"$tmp/err"; then
+	frames s5 --no-symbol-cache >/dev/null
+	if grep -q "warning: '.*s5': the DWARF package '.*s5.dwp' beside it was not used" "$tmp/s5.err" ||
+	   ! grep -q "split DWARF file" "$tmp/s5.err"; then
+		ok "a DWARF package beside the binary: used, or said to be unused ($(grep -c 'DWARF package' "$tmp/s5.err") warning)"
+	else
+		notok "a DWARF package beside the binary: $(cat "$tmp/s5.err")"
+	fi
+	rm -f "$tmp/s5.dwp"
+else
+	notok "llvm-dwp-19: $(cat "$tmp/err")"
+fi
