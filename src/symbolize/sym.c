@@ -2692,8 +2692,9 @@ static const char *gcc_function_name(struct sym_module *m, struct sym_cu *cu,
 
 	if (sym)
 		return sym;
-	if (cu->cxx && !strstr(name, "::") &&
-	    (qlen = qualified_name(cu, decl, name, buf, size))) {
+	/* GCC's DW_AT_name is never qualified ("::" may appear in its
+	 * template arguments: "thread<void (&)(ns::C*)>"). */
+	if (cu->cxx && (qlen = qualified_name(cu, decl, name, buf, size))) {
 		*len = qlen;
 		return buf;
 	}

@@ -69,5 +69,9 @@ c = by_size.get(3000, [{}] * 2)
 ok(c[0].get("function") == "(anonymous namespace)::C::Put" and c[0].get("inlined") and
    c[1].get("demangled") == "use_c(unsigned long)",
    "an inlined member of a class in an anonymous namespace: its qualified name", c)
+k = by_size.get(4000, [{}] * 2)
+ok(k[0].get("function") == "ns::K::K<(anonymous namespace)::C>" and k[0].get("inlined") and
+   k[1].get("demangled") == "use_k()",
+   "an inlined constructor template whose arguments hold '::': qualified too", k)
 PY
 done

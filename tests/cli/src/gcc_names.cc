@@ -27,6 +27,24 @@ __attribute__((noinline)) void use_c(size_t n)
 	asm volatile("");
 }
 
+// A constructor template instantiated on a type of internal linkage: its
+// name, "K<(anonymous namespace)::C>", has "::" in its template arguments.
+namespace ns {
+struct K {
+	template <class T> inline __attribute__((always_inline)) K(T)
+	{
+		sink = malloc(400);
+		asm volatile("");
+	}
+};
+} // namespace ns
+
+__attribute__((noinline)) void use_k()
+{
+	ns::K k{C()};
+	asm volatile("");
+}
+
 static inline __attribute__((always_inline)) void grab(size_t n)
 {
 	sink = malloc(n); // SITE:grab
@@ -59,6 +77,7 @@ int main()
 		b.Insert(100); free(sink);
 		outer(16); free(sink);
 		use_c(300); free(sink);
+		use_k(); free(sink);
 	}
 	return 0;
 }
