@@ -1696,17 +1696,20 @@ struct cu_build {
 	size_t n, alloc;
 	struct sym_fn *fns;
 	size_t nfns, afns;
+	bool nested;		/* subprograms may hold subprograms */
 	bool nomem;
 };
 
 /*
  * Collect the address ranges of the subprograms of a CU.  Namespaces and
- * classes can hold subprograms, and so can subprograms: GCC places the
- * definitions of a function's local classes' members and of its lambdas'
- * bodies, and GNU C nested functions, inside the function's DIE (clang
- * at the unit's top).  Their code lies apart from the function's; the
- * scopes of each subprogram's own code are left to fn_build, which stops
- * at nested subprograms.  Inlined subroutines' subtrees are not walked.
+ * classes can hold subprograms, and in GCC's units (B->nested) so can
+ * subprograms: GCC places the definitions of a function's local classes'
+ * members and of its lambdas' bodies, and GNU C nested functions, inside
+ * the function's DIE; clang puts them at the unit's top, and walking its
+ * functions' parameters and blocks for nothing cost a tenth of a show's
+ * instructions.  Their code lies apart from the function's; the scopes of
+ * each subprogram's own code are left to fn_build, which stops at nested
+ * subprograms.  Inlined subroutines' subtrees are not walked.
  */
 static void collect_ranges(struct cu_build *b, Dwarf_Die *parent, int depth)
 {
@@ -1742,7 +1745,7 @@ static void collect_ranges(struct cu_build *b, Dwarf_Die *parent, int depth)
 				b->r[b->n++] = (struct sym_range){
 					lo, hi, (uint32_t)(b->nfns - 1) };
 			}
-			if (dwarf_haschildren(&child))
+			if (b->nested && dwarf_haschildren(&child))
 				collect_ranges(b, &child, depth + 1);
 		} else if (tag != DW_TAG_inlined_subroutine &&
 			   dwarf_haschildren(&child)) {
@@ -1763,10 +1766,13 @@ static int range_cmp(const void *a, const void *b)
 	return 0;
 }
 
-/* The subprogram ranges of CU, collected on first use; false = no memory. */
+/*
+ * The subprogram ranges of CU, collected on first use (after cu_scope());
+ * false = no memory.
+ */
 static bool cu_build(struct sym_cu *cu)
 {
-	struct cu_build b = { 0 };
+	struct cu_build b = { .nested = cu->gcc };
 
 	if (cu->built)
 		return true;
@@ -1956,6 +1962,7 @@ static void no_dwo(struct sym_ctx *ctx, struct sym_module *m,
 {
 	Dwarf_Attribute attr;
 	const char *dwo;
+	char dwp[PATH_MAX];
 
 	if (m->warned_nodwo)
 		return;
@@ -1970,21 +1977,11 @@ static void no_dwo(struct sym_ctx *ctx, struct sym_module *m,
 	     comp_dir ? comp_dir : "?");
 	/* A DWARF package beside the binary did not give the unit: elfutils
 	 * reads packages from 0.191 on, and the user cannot point us at one. */
-	if (m->path) {
-		size_t n = strlen(m->path);
-		char *dwp = malloc(n + sizeof(".dwp"));
-
-		if (dwp) {
-			memcpy(dwp, m->path, n);
-			memcpy(dwp + n, ".dwp", sizeof(".dwp"));
-			if (access(dwp, F_OK) == 0)
-				warn(ctx, "'%s': the DWARF package '%s' beside it "
-				     "was not used (libdw %s; elfutils reads "
-				     "packages from 0.191 on)", m->path, dwp,
-				     dwfl_version(NULL) ? dwfl_version(NULL) : "?");
-			free(dwp);
-		}
-	}
+	if (m->path && (size_t)snprintf(dwp, sizeof(dwp), "%s.dwp", m->path) <
+			       sizeof(dwp) && access(dwp, F_OK) == 0)
+		warn(ctx, "'%s': the DWARF package '%s' beside it was not used "
+		     "(libdw %s; elfutils reads packages from 0.191 on)", m->path,
+		     dwp, dwfl_version(NULL) ? dwfl_version(NULL) : "?");
 }
 
 /*
@@ -2598,7 +2595,7 @@ static size_t qualified_name(struct sym_cu *cu, Dwarf_Die *decl,
 			     const char *name, char *buf, size_t size)
 {
 	const struct sym_qscope *chain[64];
-	size_t lo = 0, hi, mid, n = 0, len = 0;
+	size_t lo = 0, hi, mid, n = 0, len = 0, nlen;
 	uint64_t off = dwarf_dieoffset(decl);
 	int32_t i;
 
@@ -2644,10 +2641,11 @@ static size_t qualified_name(struct sym_cu *cu, Dwarf_Die *decl,
 			return 0;
 		len += (size_t)w;
 	}
-	if (strlen(name) >= size - len)
+	nlen = strlen(name);
+	if (nlen >= size - len)
 		return 0;
-	memcpy(buf + len, name, strlen(name) + 1);
-	return len + strlen(name);
+	memcpy(buf + len, name, nlen + 1);
+	return len + nlen;
 }
 
 /*
