@@ -216,6 +216,10 @@ int cmd_show(int argc, char **argv)
 		emit_error(e, path, mp_errmsg(&err));
 		goto out;
 	}
+	/* As merge does: a misspelt pattern hides nothing, without a word
+	 * otherwise.  Every function is looked at, printed or not. */
+	if (so.nalloc_globs && view_match_functions(&v, &so.alloc))
+		cli_sym_unmatched(&so);
 	rc = EXIT_OK;
 out:
 	/* A write error is reported once, by cli_finish_stdout(). */

@@ -1523,3 +1523,25 @@ bool view_frame_hidden(const struct view *v, const struct mp_frame *f)
 	return sym_alloc_match(v->alloc, f->function) ||
 	       (!v->keep_runtime && (f->flags & MP_FRAME_ALLOC_LIB));
 }
+
+bool view_match_functions(const struct view *v,
+			  const struct sym_alloc_rules *r)
+{
+	struct idx_frame_buf buf;
+	struct mp_frame fr;
+
+	/* Each stack entry once: the functions of callers too, which an
+	 * indexed file's function table leaves out. */
+	for (size_t i = 0; i < v->ninputs; i++)
+		for (uint32_t e = 0; v->inputs[i].idx &&
+				     e < v->inputs[i].idx->nframes; e++) {
+			idx_entry_frame(v->inputs[i].idx, e, &fr, &buf);
+			sym_alloc_match(r, fr.function);
+		}
+	for (size_t i = 0; i < v->nguids; i++) {
+		if (!v->guids[i].named)
+			return false;
+		sym_alloc_match(r, v->guids[i].name);
+	}
+	return true;
+}

@@ -321,4 +321,15 @@ void view_set_frame_rules(struct view *v, const struct sym_alloc_rules *r,
  */
 bool view_frame_hidden(const struct view *v, const struct mp_frame *f);
 
+/*
+ * Match the name of every function of V's inputs against R, for its
+ * record of the patterns that matched (sym_alloc_match()): the functions
+ * of an indexed file's stack entries, and those that named the LLVM
+ * inputs' GUIDs.  Raw inputs' names were matched as view_symbolize() made
+ * them.  False when that record cannot be complete: a GUID that no binary
+ * named might have been any function.
+ */
+bool view_match_functions(const struct view *v,
+			  const struct sym_alloc_rules *r);
+
 #endif /* VIEW_H */

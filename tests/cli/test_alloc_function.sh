@@ -154,3 +154,32 @@ if [ "$(grep -c 'matched no function' "$tmp/err1")" = 1 ] &&
 else
 	notok "diff/overlap unmatched --alloc-function: $(cat "$tmp/err1" "$tmp/err2" "$tmp/err3")"
 fi
+
+# show prints a few contexts but looks at every function for the warning:
+# a raw input's (symbolized whole), an indexed file's stack entries (the
+# callers too: 'main' is never a leaf), an LLVM file's functions once a
+# --binary names them; an LLVM file without one says nothing (a GUID
+# could be any function).
+"$MD" merge --no-progress --format=llvm -o "$tmp/plain.profdata" \
+	--binary=$FX/basic.pie "$FX/basic.pie.v4.profraw" 2>/dev/null
+i=0
+for args in "$B $FX/basic.pie.v4.profraw" "$tmp/plain.memprof" \
+	    "--binary=$FX/basic.pie $tmp/plain.profdata"; do
+	i=$((i + 1))
+	# shellcheck disable=SC2086
+	"$MD" show --top=1 --alloc-function='main' --alloc-function='hot_*' \
+		--alloc-function='nope*' $args >/dev/null 2>"$tmp/show$i"
+done
+"$MD" show --alloc-function='nope*' "$tmp/plain.profdata" >/dev/null 2>"$tmp/show4"
+bad=
+for i in 1 2 3; do
+	if [ "$(grep -c 'matched no function' "$tmp/show$i")" != 1 ] ||
+	   ! grep -q "warning: --alloc-function='nope\*' matched no function of the inputs" "$tmp/show$i"; then
+		bad="$bad $i: $(cat "$tmp/show$i")"
+	fi
+done
+if [ -z "$bad" ] && ! grep -q 'matched no function' "$tmp/show4"; then
+	ok "show warns of an --alloc-function pattern that matched no function of raw, indexed and named LLVM inputs, and only of it"
+else
+	notok "show unmatched --alloc-function:$bad $(cat "$tmp/show4")"
+fi
