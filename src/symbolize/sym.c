@@ -53,6 +53,7 @@ enum sym_why {
 	WHY_LINE_TABLE,
 	WHY_NOT_TEXT,
 	WHY_NAME_REF,
+	WHY_DIE_ORDER,
 	WHY_COUNT
 };
 
@@ -63,6 +64,7 @@ static const char *const why_text[WHY_COUNT] = {
 	[WHY_LINE_TABLE] = "a line table that does not read",
 	[WHY_NOT_TEXT] = "a name that is not text",
 	[WHY_NAME_REF] = "a function whose declaration is not a function",
+	[WHY_DIE_ORDER] = "a tree of entries that runs back on itself",
 };
 
 /* An executable PT_LOAD, to place the segments of v1/v2 profiles. */
@@ -98,6 +100,7 @@ struct sym_fn {
 	struct sym_srange *r;
 	uint32_t nnodes, nr;
 	bool built;
+	bool disorder;		/* its DIEs out of order: die_onward() */
 };
 
 /* A subprogram's address range, DWARF addresses; fn indexes sym_cu.fns. */
@@ -1691,13 +1694,33 @@ static uint32_t die_udata(Dwarf_Die *die, unsigned int at)
 	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 }
 
+/*
+ * A unit's DIEs lie in the order a depth-first walk meets them, so every
+ * walk here meets offsets that only grow: is DIE past *LAST (then made
+ * the last)?  Damaged abbreviations or DW_AT_sibling values break that
+ * order, and a sibling inside a subtree already walked had each level
+ * walk it again, up to 2^depth times: one changed byte in the
+ * .debug_abbrev of a g++ build of LevelDB kept show busy for minutes.
+ * A walk stops at the first DIE out of order, its unit distrusted.
+ */
+static bool die_onward(Dwarf_Die *die, Dwarf_Off *last)
+{
+	Dwarf_Off off = dwarf_dieoffset(die);
+
+	if (off <= *last)
+		return false;
+	*last = off;
+	return true;
+}
+
 struct cu_build {
 	struct sym_range *r;
 	size_t n, alloc;
 	struct sym_fn *fns;
 	size_t nfns, afns;
 	bool nested;		/* subprograms may hold subprograms */
-	bool nomem;
+	Dwarf_Off last;		/* die_onward()'s */
+	bool disorder, nomem;
 };
 
 /*
@@ -1721,6 +1744,10 @@ static void collect_ranges(struct cu_build *b, Dwarf_Die *parent, int depth)
 	if (depth > MAX_SCOPE_DEPTH || dwarf_child(parent, &child) != 0)
 		return;
 	do {
+		if (!die_onward(&child, &b->last)) {
+			b->disorder = true;
+			return;
+		}
 		tag = dwarf_tag(&child);
 		if (tag == DW_TAG_subprogram) {
 			off = 0;
@@ -1751,7 +1778,8 @@ static void collect_ranges(struct cu_build *b, Dwarf_Die *parent, int depth)
 			   dwarf_haschildren(&child)) {
 			collect_ranges(b, &child, depth + 1);
 		}
-	} while (!b->nomem && dwarf_siblingof(&child, &child) == 0);
+	} while (!b->nomem && !b->disorder &&
+		 dwarf_siblingof(&child, &child) == 0);
 }
 
 static int range_cmp(const void *a, const void *b)
@@ -1772,12 +1800,17 @@ static int range_cmp(const void *a, const void *b)
  */
 static bool cu_build(struct sym_cu *cu)
 {
-	struct cu_build b = { .nested = cu->gcc };
+	struct cu_build b = { .nested = cu->gcc,
+			      .last = dwarf_dieoffset(&cu->scope) };
 
 	if (cu->built)
 		return true;
 	if (cu->dw)
 		collect_ranges(&b, &cu->scope, 0);
+	if (b.disorder) {
+		cu->checked = true;
+		cu->distrust = WHY_DIE_ORDER;
+	}
 	if (b.nomem) {
 		free(b.r);
 		free(b.fns);
@@ -2038,24 +2071,43 @@ void sym_open_dwarf(struct sym_module *m)
 struct names_walk {
 	void (*fn)(void *arg, const char *name);
 	void *arg;
+	Dwarf_Off last;		/* die_onward()'s, per unit */
 };
 
-static int name_one(Dwarf_Die *die, void *arg)
+/*
+ * Name every subprogram below PARENT to W: definitions, declarations in
+ * classes and the abstract DIEs of functions only ever inlined (the
+ * inlined copies' subtrees are not walked).  libdw's dwarf_getfuncs()
+ * did this without die_onward()'s check, and a damaged .debug_abbrev had
+ * it walk for minutes; a unit out of order names what came before.
+ */
+static void name_functions(struct names_walk *w, Dwarf_Die *parent,
+			   int depth)
 {
-	const struct names_walk *w = arg;
+	Dwarf_Die child;
 	bool bad, linkage;
-	const char *name = die_name(die, &bad, &linkage, NULL);
+	const char *name;
+	int tag;
 
-	if (name)
-		w->fn(w->arg, name);
-	return DWARF_CB_OK;
+	if (depth > MAX_SCOPE_DEPTH || dwarf_child(parent, &child) != 0)
+		return;
+	do {
+		if (!die_onward(&child, &w->last))
+			return;
+		tag = dwarf_tag(&child);
+		if (tag == DW_TAG_subprogram &&
+		    (name = die_name(&child, &bad, &linkage, NULL)))
+			w->fn(w->arg, name);
+		if (tag != DW_TAG_inlined_subroutine && dwarf_haschildren(&child))
+			name_functions(w, &child, depth + 1);
+	} while (dwarf_siblingof(&child, &child) == 0);
 }
 
 enum mp_errcode sym_foreach_function(struct sym_ctx *ctx,
 				     void (*fn)(void *arg, const char *name),
 				     void *arg, struct mp_err *err)
 {
-	struct names_walk w = { fn, arg };
+	struct names_walk w = { fn, arg, 0 };
 	bool nomem = false;
 
 	for (size_t i = 0; i < ctx->nmods; i++) {
@@ -2065,8 +2117,10 @@ enum mp_errcode sym_foreach_function(struct sym_ctx *ctx,
 			continue;
 		for (size_t k = 0; k < m->ncus; k++) {
 			cu_scope(&m->cus[k]);
-			if (m->cus[k].dw)
-				dwarf_getfuncs(&m->cus[k].scope, name_one, &w, 0);
+			if (!m->cus[k].dw)
+				continue;
+			w.last = dwarf_dieoffset(&m->cus[k].scope);
+			name_functions(&w, &m->cus[k].scope, 0);
 		}
 	}
 	return nomem ? mp_fail(err, MP_E_NOMEM, NULL) : MP_OK;
@@ -2102,7 +2156,8 @@ static bool is_scope(int tag)
 struct fn_build_state {
 	struct sym_fn *fn;
 	size_t anodes, ar;
-	bool nomem;
+	Dwarf_Off last;		/* die_onward()'s */
+	bool disorder, nomem;
 };
 
 static void walk_scopes(struct fn_build_state *st, Dwarf_Die *parent,
@@ -2118,6 +2173,10 @@ static void walk_scopes(struct fn_build_state *st, Dwarf_Die *parent,
 	if (depth >= MAX_SCOPE_DEPTH || dwarf_child(parent, &child) != 0)
 		return;
 	do {
+		if (!die_onward(&child, &st->last)) {
+			st->disorder = true;
+			return;
+		}
 		tag = dwarf_tag(&child);
 		if (!is_scope(tag))
 			continue;
@@ -2143,7 +2202,8 @@ static void walk_scopes(struct fn_build_state *st, Dwarf_Die *parent,
 		}
 		if (dwarf_haschildren(&child))
 			walk_scopes(st, &child, idx, depth + 1);
-	} while (!st->nomem && dwarf_siblingof(&child, &child) == 0);
+	} while (!st->nomem && !st->disorder &&
+		 dwarf_siblingof(&child, &child) == 0);
 }
 
 static int srange_cmp(const void *a, const void *b)
@@ -2163,7 +2223,7 @@ static int srange_cmp(const void *a, const void *b)
 /* Build FN's scope tree (see struct sym_scope); false = no memory. */
 static bool fn_build(struct sym_fn *fn, Dwarf *dw)
 {
-	struct fn_build_state st = { .fn = fn };
+	struct fn_build_state st = { .fn = fn, .last = fn->off };
 	int32_t *stack;
 	size_t top = 0;
 	Dwarf_Die die;
@@ -2176,6 +2236,7 @@ static bool fn_build(struct sym_fn *fn, Dwarf *dw)
 	if (!dwarf_offdie(dw, fn->off, &die))
 		return true;
 	walk_scopes(&st, &die, 0, 1);
+	fn->disorder = st.disorder;
 	if (st.nomem)
 		return false;
 	if (fn->nr > 1)
@@ -2511,19 +2572,23 @@ static struct sym_frame call_loc(struct sym_ctx *ctx, struct sym_cu *cu,
 struct qscope_build {
 	struct sym_qscope *v;
 	size_t n, alloc;
-	bool nomem;
+	Dwarf_Off last;		/* die_onward()'s */
+	bool disorder, nomem;
 };
 
 /* Is unnamed type DIE a closure: GCC names its members "<lambda>" (the
  * constructor) and the like. */
 static bool is_closure(Dwarf_Die *die)
 {
+	Dwarf_Off last = dwarf_dieoffset(die);
 	Dwarf_Die child;
 	const char *name;
 
 	if (dwarf_child(die, &child) != 0)
 		return false;
 	do {
+		if (!die_onward(&child, &last))
+			return false;
 		name = dwarf_tag(&child) == DW_TAG_subprogram
 			? die_string(&child, DW_AT_name) : NULL;
 		if (name && strncmp(name, "<lambda", 7) == 0)
@@ -2557,6 +2622,10 @@ static void qscope_walk(struct qscope_build *b, Dwarf_Die *parent,
 		int32_t me = up;
 		const char *name;
 
+		if (!die_onward(&child, &b->last)) {
+			b->disorder = true;
+			return;
+		}
 		next = child;
 		more = dwarf_siblingof(&child, &next) == 0;
 		hi = more ? dwarf_dieoffset(&next) : end;
@@ -2580,7 +2649,7 @@ static void qscope_walk(struct qscope_build *b, Dwarf_Die *parent,
 		}
 		qscope_walk(b, &child, hi, me, depth + 1);
 		child = next;
-	} while (more && !b->nomem);
+	} while (more && !b->nomem && !b->disorder);
 }
 
 /*
@@ -2600,11 +2669,13 @@ static size_t qualified_name(struct sym_cu *cu, Dwarf_Die *decl,
 	int32_t i;
 
 	if (!cu->qs_built) {
-		struct qscope_build b = { 0 };
+		struct qscope_build b = { .last = dwarf_dieoffset(&cu->scope) };
 
 		cu->qs_built = true;
 		qscope_walk(&b, &cu->scope, UINT64_MAX, -1, 0);
-		if (b.nomem) {
+		if (b.disorder)
+			cu->distrust = WHY_DIE_ORDER;
+		if (b.nomem || b.disorder) {
 			free(b.v);
 			return 0;
 		}
@@ -2716,6 +2787,7 @@ static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
 	struct sym_frame loc, f;
 	Dwarf_Die die;
 	const struct sym_range *r;
+	struct sym_fn *fn;
 	struct sym_cu *cu = NULL;
 	Dwarf_Attribute attr;
 	const char *comp_dir, *name;
@@ -2724,6 +2796,7 @@ static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
 	Dwarf_Die decl_die;
 	char qbuf[1024];
 	uint64_t a;
+	int32_t node;
 	int tag, decl;
 
 	*nout = 0;
@@ -2755,17 +2828,19 @@ static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
 	if (!cu_build(cu))
 		return false;
 	r = cu_find(cu, a);
-	if (r) {
-		struct sym_fn *fn = &cu->fns[r->fn];
-		int32_t node;
-
-		if (!fn->built && !fn_build(fn, cu->dw))
-			return false;
-		/* The chain from the innermost scope out to the subprogram. */
-		for (node = (int32_t)fn_find(fn, a); node >= 0 && depth < MAX_SCOPE_DEPTH;
-		     node = fn->nodes[node].parent)
-			nodes[depth++] = &fn->nodes[node];
+	fn = r ? &cu->fns[r->fn] : NULL;
+	if (fn && !fn->built && !fn_build(fn, cu->dw))
+		return false;
+	if (fn && fn->disorder)
+		cu->distrust = WHY_DIE_ORDER;
+	if (!cu_trusted(cu, why)) {	/* the walks above may tell */
+		distrust(ctx, m, *why);
+		return true;
 	}
+	/* The chain from the innermost scope out to the subprogram. */
+	for (node = fn ? (int32_t)fn_find(fn, a) : -1;
+	     node >= 0 && depth < MAX_SCOPE_DEPTH; node = fn->nodes[node].parent)
+		nodes[depth++] = &fn->nodes[node];
 	if (depth == 0) {
 		/* A line but no subprogram: name it by the ELF symbol. */
 		name = elf_symbol(m, da, &nomem);
@@ -2788,9 +2863,10 @@ static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
 			name = gcc_function_name(m, cu, da, tag, &decl_die, name,
 						 qbuf, sizeof(qbuf), &name_len,
 						 &nomem);
-		if (bad || (name && !is_text(name)) ||
+		if (bad || cu->distrust || (name && !is_text(name)) ||
 		    (f.file && !is_text(f.file))) {
-			*why = bad ? WHY_NAME_REF : WHY_NOT_TEXT;
+			*why = bad ? WHY_NAME_REF : cu->distrust ? cu->distrust
+				: WHY_NOT_TEXT;
 			distrust(ctx, m, *why);
 			*nout = 0;
 			return true;
