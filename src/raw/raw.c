@@ -108,6 +108,7 @@ struct parse {
 	const unsigned char *base;	/* the profile's first byte */
 	uint64_t poff;			/* its offset in the file */
 	uint64_t psize;			/* its TotalSize */
+	uint64_t used;			/* where the section parsed last ends */
 	uint32_t version;
 	size_t ctx_alloc;
 	/* Contexts of earlier profiles, keyed by a hash of their identity. */
@@ -139,6 +140,7 @@ static enum mp_errcode parse_segments(struct parse *p, struct raw_profile *prof,
 	if (!prof->segments)
 		return mp_fail(p->err, MP_E_NOMEM, NULL);
 	s = p->base + off + 8;
+	p->used = off + 8 + count * entry;
 	for (uint64_t i = 0; i < count; i++, s += entry) {
 		struct raw_segment *seg = &prof->segments[i];
 
@@ -382,6 +384,7 @@ static enum mp_errcode parse_stacks(struct parse *p, uint64_t off, uint64_t end)
 		pos += n * 8;
 	}
 	sc->nstacks = (size_t)count;
+	p->used = pos;
 	return MP_OK;
 }
 
@@ -653,6 +656,7 @@ static enum mp_errcode parse_mibs(struct parse *p, uint32_t pidx, uint64_t off,
 			goto out;
 		}
 	}
+	p->used = pos;
 	rc = samples_all_used(p);
 out:
 	free(hist);
@@ -815,6 +819,27 @@ static uint32_t layout_of(const struct raw_file *rf, size_t pidx)
 	return (uint32_t)pidx;
 }
 
+/*
+ * Compiler-rt writes a profile's sections back to back, each rounded up
+ * to 8 bytes, and so does our runtime: 8 bytes or more between where the
+ * section WHAT ended (P->used) and where the next one starts (NEXT) are
+ * no part of either.  A damaged offset shows so: one changed byte moved
+ * the MIB offset past its count, and the profile read as empty, its
+ * records unread without a word (llvm-profdata-19 reads it so too).
+ */
+static enum mp_errcode section_ends(struct parse *p, const char *what,
+				    uint64_t next, const char *next_what)
+{
+	if (next - p->used < 8)
+		return MP_OK;
+	return mp_fail(p->err, MP_E_CORRUPT,
+		       "the %s of the profile at offset 0x%" PRIx64 " end at "
+		       "0x%" PRIx64 ", %" PRIu64 " bytes before %s at 0x%" PRIx64
+		       " (a damaged section offset?)", what, p->poff,
+		       p->poff + p->used, next - p->used, next_what,
+		       p->poff + next);
+}
+
 static enum mp_errcode parse_profile(struct parse *p, uint32_t pidx)
 {
 	struct raw_profile *prof = &p->rf->profiles[pidx];
@@ -840,6 +865,8 @@ static enum mp_errcode parse_profile(struct parse *p, uint32_t pidx)
 	if (p->mode != MODE_WALK) {
 		rc = parse_segments(p, prof, seg_off, mib_off);
 		if (!rc)
+			rc = section_ends(p, "segments", mib_off, "the MIBs");
+		if (!rc)
 			rc = raw_profile_index(prof, &p->rf->arena, p->err);
 		if (rc)
 			return rc;
@@ -847,14 +874,20 @@ static enum mp_errcode parse_profile(struct parse *p, uint32_t pidx)
 	}
 	/*
 	 * raw_walk's second pass is over the only profile, whose stacks the
-	 * first pass left indexed.
+	 * first pass left indexed (and whose sections it checked).
 	 */
-	if (p->mode != MODE_WALK)
+	if (p->mode != MODE_WALK) {
 		rc = parse_stacks(p, stack_off, p->psize);
+		if (!rc)
+			rc = section_ends(p, "stacks", p->psize,
+					  "the end of the profile");
+	}
 	if (rc == MP_OK) {
 		prof->nstacks = sc->nstacks;
 		rc = parse_mibs(p, pidx, mib_off, stack_off, sc->stacks, &sc->ids);
 	}
+	if (rc == MP_OK && p->mode != MODE_WALK)
+		rc = section_ends(p, "MIBs", stack_off, "the stacks");
 	return rc;
 }
 

@@ -445,6 +445,31 @@ START_TEST(errors_are_precise)
 	rb_put(&b, 8);	/* trailing zeros after the last profile */
 	expect_error(&b, MP_E_BAD_MAGIC, "trailing data after the last profile");
 	rb_free(&b);
+
+	/*
+	 * Bytes that no section holds: a damaged offset or count, whose
+	 * records were dropped without a word (a MIB offset one byte off
+	 * read as an empty profile).  Sections lie back to back, padded to
+	 * 8 bytes.
+	 */
+	small_profile(&b);
+	mp_put_le64(b.data + RAW_HDR_MIB_OFFSET,
+		    mp_le64(b.data + RAW_HDR_MIB_OFFSET) + 8);
+	expect_error(&b, MP_E_CORRUPT, "the segments of the profile at offset "
+		     "0x0 end at 0x78, 8 bytes before the MIBs at 0x80 (a "
+		     "damaged section offset?)");
+	rb_free(&b);
+
+	small_profile(&b);
+	mp_put_le64(b.data + mp_le64(b.data + RAW_HDR_MIB_OFFSET), 0);
+	expect_error(&b, MP_E_CORRUPT, "the MIBs of the profile at offset 0x0 "
+		     "end at 0x80");
+	rb_free(&b);
+
+	small_profile(&b);
+	mp_put_le64(b.data + mp_le64(b.data + RAW_HDR_STACK_OFFSET), 0);
+	expect_error(&b, MP_E_CORRUPT, "40 bytes before the end of the profile");
+	rb_free(&b);
 }
 END_TEST
 
