@@ -138,21 +138,27 @@ void memprof_rt_parse_options(const char *s, const char *origin)
 				memprof_rt_opts.sample_interval = x;
 			}
 		} else if (IS("unwind")) {
-			if (vl == 2 && memcmp(val, "fp", 2) == 0)
-				memprof_rt_opts.unwind_backtrace = 0;
-			else if (vl == 9 && memcmp(val, "backtrace", 9) == 0)
-				memprof_rt_opts.unwind_backtrace = 1;
-			else
+			int fp = vl == 2 && memcmp(val, "fp", 2) == 0;
+			int bt = vl == 9 && memcmp(val, "backtrace", 9) == 0;
+
+			if (fp || bt) {
+				memprof_rt_opts.unwind_backtrace = bt;
+				memprof_rt_opts.slow_unwind_cut = 0;
+			} else {
 				bad_value(origin, name, nl, val, vl,
 					  "wants fp or backtrace, ignored");
+			}
 		} else if (IS("fast_unwind_on_malloc")) {
 			/* compiler-rt's name for the same choice: 1 walks
-			 * frame pointers, 0 unwinds slowly and whole. */
+			 * frame pointers, 0 unwinds slowly and whole, and
+			 * cuts a deep stack where compiler-rt's slow unwinder
+			 * does (memprof_rt_stack_id()). */
 			if (parse_int(val, vl, &n) != 0 || n > 1)
 				bad_value(origin, name, nl, val, vl,
 					  "wants 0 or 1, ignored");
 			else
-				memprof_rt_opts.unwind_backtrace = n == 0;
+				memprof_rt_opts.unwind_backtrace =
+					memprof_rt_opts.slow_unwind_cut = n == 0;
 		} else if (memprof_rt_opts.verbosity) {
 			char unknown[64];
 			size_t k = nl < sizeof(unknown) - 1 ? nl : sizeof(unknown) - 1;
