@@ -292,7 +292,7 @@ struct rt_opts {
 	int dump_at_exit;	/* dump_at_exit=0|1 */
 	int max_frames;		/* malloc_context_size= */
 	int unwind_backtrace;	/* unwind=fp|backtrace */
-	int slow_unwind_cut;	/* fast_unwind_on_malloc=0, unwind= not set */
+	int slow_unwind_cut;	/* fast_unwind_on_malloc=0, not unwind=, last */
 	int verbosity;		/* verbosity= */
 	uint64_t sample_interval;	/* sample_interval=; 0 = exact */
 	uint64_t sample_seed;		/* sample_seed= */
