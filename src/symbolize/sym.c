@@ -2906,7 +2906,7 @@ static bool symbolize(struct sym_ctx *ctx, struct sym_module *m,
  * which no contents match), sparing the cold run the hashing.
  */
 /* Change it whenever symbolize() may answer differently: old entries go. */
-#define SYM_RULES "memprof-data sym 5"
+#define SYM_RULES "memprof-data sym 6"
 
 static void fp_mix(uint64_t h[2], const void *p, size_t n)
 {
