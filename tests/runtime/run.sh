@@ -533,12 +533,10 @@ build ctor_plain gcc $CF -o "$T/ctor_plain" "$SRC/ctor_main.c" -L"$T" -lctorlib 
 	-Wl,-rpath,"$T" $LF
 # ctor_frames BIN OPTIONS [ENV...]: the raw stack length of the 4242 bytes.
 ctor_frames() {
-	bin=$1 opts=$2 d=$T/$1.pd
+	bin=$1 opts=$2
 	shift 2
-	rm -rf "${d:?}"
-	mkdir -p "$d"
-	env MEMPROF_OPTIONS="log_path=$d/p$opts" "$@" "$T/$bin" >/dev/null 2>&1
-	f=$(one_profile "$d")
+	MP_EXTRA=$opts run_prof "$bin" env "$@" "$T/$bin"
+	f=$(one_profile "$T/$bin.pd")
 	[ -n "$f" ] && python3 "$SRC/rawprof.py" json "$f" | python3 -c '
 import json, sys
 prof = json.load(sys.stdin)[0]
