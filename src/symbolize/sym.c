@@ -2066,66 +2066,6 @@ void sym_open_dwarf(struct sym_module *m)
 	open_dwarf(m);
 }
 
-/* ---- every function's name ---- */
-
-struct names_walk {
-	void (*fn)(void *arg, const char *name);
-	void *arg;
-	Dwarf_Off last;		/* die_onward()'s, per unit */
-};
-
-/*
- * Name every subprogram below PARENT to W: definitions, declarations in
- * classes and the abstract DIEs of functions only ever inlined (the
- * inlined copies' subtrees are not walked).  libdw's dwarf_getfuncs()
- * did this without die_onward()'s check, and a damaged .debug_abbrev had
- * it walk for minutes; a unit out of order names what came before.
- */
-static void name_functions(struct names_walk *w, Dwarf_Die *parent,
-			   int depth)
-{
-	Dwarf_Die child;
-	bool bad, linkage;
-	const char *name;
-	int tag;
-
-	if (depth > MAX_SCOPE_DEPTH || dwarf_child(parent, &child) != 0)
-		return;
-	do {
-		if (!die_onward(&child, &w->last))
-			return;
-		tag = dwarf_tag(&child);
-		if (tag == DW_TAG_subprogram &&
-		    (name = die_name(&child, &bad, &linkage, NULL)))
-			w->fn(w->arg, name);
-		if (tag != DW_TAG_inlined_subroutine && dwarf_haschildren(&child))
-			name_functions(w, &child, depth + 1);
-	} while (dwarf_siblingof(&child, &child) == 0);
-}
-
-enum mp_errcode sym_foreach_function(struct sym_ctx *ctx,
-				     void (*fn)(void *arg, const char *name),
-				     void *arg, struct mp_err *err)
-{
-	struct names_walk w = { fn, arg, 0 };
-	bool nomem = false;
-
-	for (size_t i = 0; i < ctx->nmods; i++) {
-		struct sym_module *m = ctx->mods[i];
-
-		if (!module_has_dwarf(ctx, m, &nomem))
-			continue;
-		for (size_t k = 0; k < m->ncus; k++) {
-			cu_scope(&m->cus[k]);
-			if (!m->cus[k].dw)
-				continue;
-			w.last = dwarf_dieoffset(&m->cus[k].scope);
-			name_functions(&w, &m->cus[k].scope, 0);
-		}
-	}
-	return nomem ? mp_fail(err, MP_E_NOMEM, NULL) : MP_OK;
-}
-
 /* The innermost subprogram range of CU holding A, or NULL. */
 static const struct sym_range *cu_find(const struct sym_cu *cu, uint64_t a)
 {
@@ -2768,6 +2708,132 @@ static const char *gcc_function_name(struct sym_module *m, struct sym_cu *cu,
 		return buf;
 	}
 	return name;
+}
+
+/* ---- every function's name ---- */
+
+struct names_walk {
+	void (*fn)(void *arg, const char *name);
+	void *arg;
+	struct sym_module *m;
+	struct sym_cu *cu;
+	Dwarf_Off last;		/* die_onward()'s, per unit */
+	char *buf;		/* a name made here, NUL-terminated */
+	size_t cap;
+	bool nomem;
+};
+
+/* The lowest code address of subprogram DIE, in *LO: false if none. */
+static bool die_code_start(Dwarf_Die *die, Dwarf_Addr *lo)
+{
+	Dwarf_Addr base, end;
+	ptrdiff_t off;
+
+	if (dwarf_lowpc(die, lo) == 0)
+		return true;
+	*lo = UINT64_MAX;
+	off = 0;
+	while ((off = dwarf_ranges(die, off, &base, &base, &end)) > 0)
+		if (base < *lo)
+			*lo = base;
+	return *lo != UINT64_MAX;
+}
+
+/* Call W's function with the LEN bytes of NAME, a string of its own. */
+static void name_n(struct names_walk *w, const char *name, size_t len)
+{
+	if (name[len] == '\0') {
+		w->fn(w->arg, name);
+		return;
+	}
+	if (!MP_GROW(w->buf, w->cap, len + 1)) {
+		w->nomem = true;
+		return;
+	}
+	memcpy(w->buf, name, len);
+	w->buf[len] = '\0';
+	w->fn(w->arg, w->buf);
+}
+
+/*
+ * A GCC unit's function of internal linkage has no linkage name, and
+ * symbolize() names its frames as gcc_function_name() does: out of line
+ * by the ELF symbol at its code, inlined by NAME qualified by the scopes
+ * of DECL.  Both go to W (an LLVM export took its GUIDs from them); the
+ * bare NAME went already.
+ */
+static void name_gcc_function(struct names_walk *w, Dwarf_Die *die,
+			      Dwarf_Die *decl, const char *name)
+{
+	char qbuf[1024];
+	const char *sym;
+	Dwarf_Addr lo;
+	size_t len;
+
+	if (die_code_start(die, &lo) &&
+	    (sym = mangled_symbol(w->m, lo + w->m->dwbias, &len, &w->nomem)))
+		name_n(w, sym, len);
+	if (w->cu->cxx && (len = qualified_name(w->cu, decl, name, qbuf,
+						sizeof(qbuf))))
+		name_n(w, qbuf, len);
+}
+
+/*
+ * Name every subprogram below PARENT to W: definitions, declarations in
+ * classes and the abstract DIEs of functions only ever inlined (the
+ * inlined copies' subtrees are not walked).  libdw's dwarf_getfuncs()
+ * did this without die_onward()'s check, and a damaged .debug_abbrev had
+ * it walk for minutes; a unit out of order names what came before.
+ */
+static void name_functions(struct names_walk *w, Dwarf_Die *parent,
+			   int depth)
+{
+	Dwarf_Die child, decl;
+	bool bad, linkage;
+	const char *name;
+	int tag;
+
+	if (depth > MAX_SCOPE_DEPTH || dwarf_child(parent, &child) != 0)
+		return;
+	do {
+		if (!die_onward(&child, &w->last) || w->nomem)
+			return;
+		tag = dwarf_tag(&child);
+		if (tag == DW_TAG_subprogram &&
+		    (name = die_name(&child, &bad, &linkage, &decl))) {
+			w->fn(w->arg, name);
+			if (!linkage && w->cu->gcc)
+				name_gcc_function(w, &child, &decl, name);
+		}
+		if (tag != DW_TAG_inlined_subroutine && dwarf_haschildren(&child))
+			name_functions(w, &child, depth + 1);
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+enum mp_errcode sym_foreach_function(struct sym_ctx *ctx,
+				     void (*fn)(void *arg, const char *name),
+				     void *arg, struct mp_err *err)
+{
+	struct names_walk w = { .fn = fn, .arg = arg };
+	bool nomem = false;
+
+	for (size_t i = 0; i < ctx->nmods && !w.nomem; i++) {
+		struct sym_module *m = ctx->mods[i];
+
+		if (!module_has_dwarf(ctx, m, &nomem))
+			continue;
+		w.m = m;
+		for (size_t k = 0; k < m->ncus && !w.nomem; k++) {
+			cu_scope(&m->cus[k]);
+			if (!m->cus[k].dw)
+				continue;
+			w.cu = &m->cus[k];
+			w.last = dwarf_dieoffset(&m->cus[k].scope);
+			name_functions(&w, &m->cus[k].scope, 0);
+		}
+	}
+	free(w.buf);
+	return nomem || w.nomem ? mp_fail(err, MP_E_NOMEM, NULL) : MP_OK;
 }
 
 /*

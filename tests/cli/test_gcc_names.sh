@@ -8,6 +8,9 @@
 # frame now has the ELF symbol's mangled name, an inlined one its name
 # qualified by the scopes of its declaration; nested subprograms are
 # found, with their inline chains (as llvm-symbolizer-19 gives them).
+# An LLVM export names its frames' GUIDs by those names, and show of it
+# with --binary found them (it named functions by the bare DWARF name, so
+# GCC's internal-linkage functions stayed "guid:HEX").
 set -u
 BUILD=${1:-build}
 MD="$BUILD/memprof-data"
@@ -73,5 +76,30 @@ k = by_size.get(4000, [{}] * 2)
 ok(k[0].get("function") == "ns::K::K<(anonymous namespace)::C>" and k[0].get("inlined") and
    k[1].get("demangled") == "use_k()",
    "an inlined constructor template whose arguments hold '::': qualified too", k)
+PY
+	# The LLVM export of the profile, shown with the binary: the GUIDs
+	# named as the raw profile's frames are (program frames only: the
+	# export keeps the --binary's).
+	if ! (cd "$d" && "$md" merge --format=llvm -o x.profdata --no-symbol-cache --binary=gn p.* &&
+	      "$md" show --format=json --no-symbol-cache --binary=gn x.profdata) >"$tmp/l.json" 2>"$tmp/err"; then
+		notok "$variant: LLVM export and show: $(head -c 300 "$tmp/err")"
+		continue
+	fi
+	python3 - "$tmp/s.json" "$tmp/l.json" "$variant" <<'PY'
+import json, sys
+raw, llvm = (json.load(open(f)) for f in sys.argv[1:3])
+variant = sys.argv[3]
+def names(doc, program_only):
+    out = {}
+    for c in doc["contexts"]:
+        fs = [f for f in c["frames"] if not program_only or
+              (f.get("file") or "").endswith("gcc_names.cc")]
+        out[c["mib"]["TotalSize"]] = [f.get("function") for f in fs]
+    return out
+want, got = names(raw, True), names(llvm, False)
+unnamed = sorted({n for fs in got.values() for n in fs if n.startswith("guid:")})
+print(("ok - " if want == got and not unnamed else "not ok - ") + variant +
+      ": show of the LLVM export names every GUID as the raw profile's frames" +
+      ("" if want == got and not unnamed else ": %s against %s" % (got, want)))
 PY
 done
