@@ -283,6 +283,14 @@ static void emit_inputs(struct emit *e, const struct view *v)
 			 in->kind, in->version, in->compressed ? " (zstd)" : "",
 			 in->nprofiles, in->nprofiles == 1 ? "" : "s",
 			 in->ncontexts, in->ncontexts == 1 ? "" : "s", samp);
+		if (in->deepest) {
+			size_t at = strlen(display);
+
+			snprintf(display + at, sizeof(display) - at, ", deepest "
+				 "stack %" PRIu32 " address%s (%zu context%s)",
+				 in->deepest, in->deepest == 1 ? "" : "es",
+				 in->at_deepest, in->at_deepest == 1 ? "" : "s");
+		}
 		if (in->idx && in->idx->classes) {
 			const struct mib_thresholds *t = &in->idx->thresholds;
 			size_t at = strlen(display);
@@ -313,6 +321,10 @@ static void emit_inputs(struct emit *e, const struct view *v)
 		emit_u64(e, "profiles", in->nprofiles);
 		emit_bool(e, "compressed", in->compressed);
 		emit_bool(e, "sampled", in->nsampled != 0);
+		if (in->deepest) {
+			emit_u64(e, "deepest_stack", in->deepest);
+			emit_u64(e, "deepest_stack_contexts", in->at_deepest);
+		}
 		if (in->nsampled) {
 			emit_u64(e, "sampled_contexts", in->nsampled);
 			emit_u64(e, "sample_interval", in->sample_interval);

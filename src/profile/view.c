@@ -329,6 +329,15 @@ static enum mp_errcode add_raw(struct view *v, const char *path,
 			v->segments[v->nsegments++] = (struct view_segment){
 				in, (uint32_t)p, &rf->profiles[p].segments[s]
 			};
+	for (size_t i = 0; i < rf->ncontexts; i++) {
+		uint32_t n = rf->contexts[i].npcs;
+
+		if (n > vi->deepest) {
+			vi->deepest = n;
+			vi->at_deepest = 0;
+		}
+		vi->at_deepest += n == vi->deepest;
+	}
 	if (ctx_add_begin(&a, v, rf->ncontexts, true))
 		return mp_fail(err, MP_E_NOMEM, NULL);
 	for (size_t i = 0; i < rf->ncontexts && !a.rc; i++) {

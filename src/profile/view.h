@@ -53,6 +53,10 @@ struct view_input {
 	size_t ncontexts;
 	size_t nsampled;	/* contexts with sample entries */
 	uint64_t sample_interval;	/* raw: the largest R at a dump */
+	/* Raw: the most addresses of a stack, and how many contexts have
+	 * that many (a runtime's malloc_context_size cuts stacks there). */
+	uint32_t deepest;
+	size_t at_deepest;
 	const struct idx_file *idx;	/* indexed inputs: the file */
 	const struct llvm_file *llvm;	/* LLVM inputs: the file */
 	uint64_t frames_expanded;	/* indexed: idx_stack_begin's budget */

@@ -602,7 +602,7 @@ for r in a crt; do
 done
 MEMPROF_OPTIONS="log_path=$T/deep_big:malloc_context_size=1000" "$T/deep_a" 2>"$T/deep_big.err"
 "$MD" show --format=json --binary="$T/deep_a" "$T"/deep_big.[0-9]* >"$T/deep_big.json" 2>/dev/null
-check "malloc_context_size=255: 254 frames of a stack 300 deep, as compiler-rt keeps; 1000 is said and kept at 255" \
+check "malloc_context_size=255: 254 frames of a stack 300 deep, as compiler-rt keeps; 1000 is said and kept at 255; show's deepest stack 255 and 254" \
 	python3 - "$T/deep_a.json" "$T/deep_crt.json" "$T/deep_big.json" "$T/deep_big.err" <<'PY'
 import json, sys
 def stack(path):
@@ -613,6 +613,12 @@ def stack(path):
 a, crt, big = (stack(p) for p in sys.argv[1:4])
 assert a == ["deep_site"] + ["descend"] * 253, (len(a), a[:3])
 assert crt == a and big == a, (len(crt), len(big))
+# show says how deep the deepest stack is, as recorded: the cut, at
+# compiler-rt's 255 addresses (its interceptor's among them), ours 254
+# (its own left out).
+for p, want in zip(sys.argv[1:4], (254, 255, 254)):
+    i = json.load(open(p))["inputs"][0]
+    assert (i["deepest_stack"], i["deepest_stack_contexts"]) == (want, 1), (p, i)
 assert "more than the runtime keeps (255, as compiler-rt); using 255" in open(sys.argv[4]).read()
 PY
 # compiler-rt's slow unwinder (fast_unwind_on_malloc=0) spends two more
@@ -629,7 +635,7 @@ done
 MEMPROF_OPTIONS="log_path=$T/slow_bt:malloc_context_size=30:fast_unwind_on_malloc=0:unwind=backtrace" \
 	"$T/deep_a" 2>"$T/slow_bt.err"
 "$MD" show --format=json --binary="$T/deep_a" "$T"/slow_bt.[0-9]* >"$T/slow_bt.json" 2>/dev/null
-check "fast_unwind_on_malloc=0 at malloc_context_size=30: 27 frames kept, as compiler-rt's slow unwinder keeps; unwind=backtrace keeps 29" \
+check "fast_unwind_on_malloc=0 at malloc_context_size=30: 27 frames kept, as compiler-rt's slow unwinder keeps; unwind=backtrace keeps 29; show's deepest stack 27, 28 and 29" \
 	python3 - "$T/slow_a.json" "$T/slow_crt.json" "$T/slow_bt.json" <<'PY'
 import json, sys
 def stack(path):
@@ -641,6 +647,9 @@ a, crt, bt = (stack(p) for p in sys.argv[1:4])
 assert crt == ["deep_site"] + ["descend"] * 26, (len(crt), crt[:3])
 assert a == crt, (len(a), len(crt))
 assert bt == ["deep_site"] + ["descend"] * 28, len(bt)
+for p, want in zip(sys.argv[1:4], (27, 28, 29)):
+    i = json.load(open(p))["inputs"][0]
+    assert (i["deepest_stack"], i["deepest_stack_contexts"]) == (want, 1), (p, i)
 PY
 
 # ------------------------------------------------------------------ valgrind
