@@ -751,6 +751,16 @@ int cmd_merge(int argc, char **argv)
 			 "symbolized with the binaries given (they merge with "
 			 "the same frames of raw inputs)", m.resymbolized,
 			 m.resymbolized == 1 ? "" : "s");
+	/* A helper's check of glslang: exported at the defaults and
+	 * compiled under a 1 s cold lifetime, 6 hint lines differed from
+	 * llvm-profdata's file (the same with --cold-lifetime=1). */
+	if (xo.format == OUT_LLVM && !types_given && m.good > 1)
+		cli_note(NULL, "records of one context from several inputs are "
+			 "folded by the type clang gives them at its default "
+			 "thresholds; if clang is given others (-mllvm "
+			 "-memprof-ave-lifetime-cold-threshold and the like), "
+			 "give them here too (--cold-lifetime, --cold-density, "
+			 "--hot-density)");
 	if (xo.format != OUT_MEMPROF)
 		rc = write_export(&m, &xo, out, in.n);
 	else if (merge_write(&m, out, &err))

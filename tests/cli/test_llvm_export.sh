@@ -90,6 +90,21 @@ compare() {
 compare "hotcold.cc, one profile" "$SRC/hotcold.cc" hc $one
 # shellcheck disable=SC2086
 compare "hotcold.cc, eight profiles merged" "$SRC/hotcold.cc" hc $eight
+# Folded at clang's default thresholds, several runs' records of one
+# context give other types to a clang given others (a helper's check of
+# glslang: 6 hint lines under a 1 s cold lifetime): a note says so when
+# the thresholds were not given, not for one input or given ones.
+# shellcheck disable=SC2086
+"$MD" merge --format=llvm --no-progress -o n.prof --binary=hc $eight 2>n8.err
+# shellcheck disable=SC2086
+"$MD" merge --format=llvm --no-progress -o n.prof --binary=hc --cold-lifetime=1 $eight 2>n8t.err
+"$MD" merge --format=llvm --no-progress -o n.prof --binary=hc $one 2>n1.err
+if grep -q "folded by the type clang gives them at its default thresholds" n8.err &&
+   ! grep -q "default thresholds" n8t.err n1.err; then
+	ok "eight inputs exported at the default thresholds: a note to give clang's own"
+else
+	notok "the note on thresholds: $(cat n8.err n8t.err n1.err | head -c 400)"
+fi
 compare "the C++ fixture cxx.cc" "$ROOT/tests/fixtures/src/cxx.cc" \
 	"$ROOT/tests/fixtures/cxx.pie" "$ROOT/tests/fixtures/cxx.v4.profraw"
 # A PC in no segment past the leaf (an unwinder's garbage past code
