@@ -302,6 +302,11 @@ int cmp_cli_run(struct cmp_cli *co, const struct cli_command *cmd,
 	}
 	if ((rc = cli_sym_usage(cmd, &co->so)))
 		goto out;
+	if (co->output && mp_outfile_check(co->output, &err)) {
+		cli_fail(co->output, &err);
+		rc = EXIT_ERROR;
+		goto out;
+	}
 	co->ro.base_path = paths[0] = argv[optind];
 	co->ro.test_path = paths[1] = argv[optind + 1];
 	e = emit_open(co->fmt, stdout);

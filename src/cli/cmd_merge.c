@@ -662,6 +662,13 @@ int cmd_merge(int argc, char **argv)
 	}
 	if (cli_sym_usage(&cli_cmd_merge, &so))
 		goto out;
+	/* A missing or read-only directory is known now, not after the
+	 * merge of every input. */
+	if (mp_outfile_check(out, &err)) {
+		cli_fail(out, &err);
+		rc = EXIT_ERROR;
+		goto out;
+	}
 	opts.keep_runtime = so.keep_runtime;
 	/*
 	 * llvm-profdata keeps the frames past a PC in no segment (an

@@ -540,6 +540,39 @@ static void take_attributes(int fd, const struct stat *st, bool replaces)
 	fchmod(fd, st->st_mode & 07777);
 }
 
+enum mp_errcode mp_outfile_check(const char *path, struct mp_err *err)
+{
+	struct stat st;
+	char *real, *dir;
+	int e = ENOMEM;
+
+	if (strcmp(path, "-") == 0 ||
+	    (stat(path, &st) == 0 && !S_ISREG(st.st_mode) &&
+	     !S_ISDIR(st.st_mode)))
+		return MP_OK;		/* written in place */
+	if (!(real = follow_links(path, &e)))
+		return e == ENOMEM ? mp_fail(err, MP_E_NOMEM, NULL)
+			: mp_fail(err, MP_E_IO, "cannot follow the symbolic link: "
+				  "%s", strerror(e));
+	if (stat(real, &st) == 0 && S_ISDIR(st.st_mode)) {
+		free(real);
+		return mp_fail(err, MP_E_IO, "is a directory");
+	}
+	dir = dir_of(real);
+	free(real);
+	if (!dir)
+		return mp_fail(err, MP_E_NOMEM, NULL);
+	if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) != 0) {
+		e = errno;
+		mp_fail(err, MP_E_IO, "cannot create a temporary file in %s: %s",
+			dir, strerror(e));
+		free(dir);
+		return MP_E_IO;
+	}
+	free(dir);
+	return MP_OK;
+}
+
 /*
  * OF writes in place to FD (a device, FIFO or socket, or standard output),
  * which it then owns.

@@ -134,6 +134,14 @@ struct mp_outfile {
 enum mp_errcode mp_outfile_open(struct mp_outfile *of, const char *path,
 				struct mp_err *err);
 /*
+ * Would mp_outfile_open(PATH) find its directory and may it write there?
+ * Asked before the work that fills an output, so that a merge of hundreds
+ * of inputs does not learn at its end that the directory is missing or
+ * read-only: the same errors as the open, which still checks (things
+ * change in between).
+ */
+enum mp_errcode mp_outfile_check(const char *path, struct mp_err *err);
+/*
  * Start what is written to OF so far on its way to the disk, without
  * waiting for it: the fsync of mp_outfile_commit() then waits for the
  * rest only.  For a writer that has more to encode after a part of the

@@ -126,6 +126,30 @@ fi
 [ "$(leftovers)" = 0 ] && ok "no temporary left in the output directory" ||
 	notok "temporaries left: $(ls -A | grep '^\.memprof-data-')"
 
+# An output whose directory is missing or read-only: said before the work
+# (a helper's check of glslang: a whole merge, its notes, then the error).
+# Without the library's binary the merge warns of its segment: that
+# warning must not come, only the error naming the output.
+"$MD" merge --no-progress -o nodir/x.memprof --binary="$FX/basic.pie" \
+	"$FX/basic.pie.v4.profraw" 2>err; r1=$?
+mkdir ro && chmod 555 ro
+# (root writes anywhere: the read-only directory is tried as nobody)
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	setpriv --reuid=nobody --regid=nogroup --clear-groups "$MD" merge \
+		--no-progress -o ro/x.memprof "$FX/basic.pie.v4.profraw" 2>err2; r2=$?
+else
+	"$MD" merge --no-progress -o ro/x.memprof "$FX/basic.pie.v4.profraw" 2>err2; r2=$?
+fi
+"$MD" diff --format=svg -o nodir/d.svg "$FX/basic.memprof" "$FX/basic.memprof" 2>err3; r3=$?
+if [ "$r1$r2$r3" = 111 ] && [ "$(wc -l <err)" = 1 ] &&
+   grep -q "nodir/x.memprof': cannot create a temporary file in nodir: No such file" err &&
+   grep -q "ro/x.memprof': cannot create a temporary file in ro: Permission denied" err2 &&
+   grep -q "nodir/d.svg': cannot create a temporary file in nodir" err3; then
+	ok "an output in a missing or read-only directory: exit 1 naming it, before any work"
+else
+	notok "output directory checked first: $r1 $r2 $r3: $(cat err err2 err3)"
+fi
+
 # --input-files: a directory, a NUL byte, a missing list.
 "$MD" merge --no-progress -o l.memprof --input-files="$tmp" 2>err; r1=$?
 printf '%s\0junk\n' "$FX/cxx.v4.profraw" >nul.txt
