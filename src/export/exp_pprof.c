@@ -83,6 +83,7 @@ struct pprof {
 	struct sym_demangler *dm;
 	const struct sym_module_info *mods;	/* modules known by path */
 	size_t nmods;
+	bool program_known;		/* its mapping is the first */
 	bool failed;
 };
 
@@ -171,6 +172,21 @@ static uint64_t mapping_id(struct pprof *p, const uint8_t *bid, uint32_t n)
 
 	if (!n)
 		return 0;
+	/*
+	 * pprof takes the first mapping for the program ("File: ..."): when
+	 * the program is not known (an indexed input without --binary), a
+	 * debug file found by build id (the C library's) would pass for it.
+	 * A mapping of no file goes first then.
+	 */
+	if (!p->program_known && p->mappings.n == 0 &&
+	    (mi = known_module(p, bid, n)) && mi->from_debug_dir) {
+		id = exp_intern(&p->mappings, "-", 1, &added);
+		pb_uint(&msg, 1, (uint64_t)id + 1);
+		p->failed |= id < 0 || msg.oom;
+		pb_sub(&p->out, 3, msg.d, msg.n);
+		free(msg.d);
+		msg = (struct pb){ 0 };
+	}
 	mp_hex(bid, n, hex, sizeof(hex));
 	id = exp_intern(&p->mappings, hex, strlen(hex), &added);
 	if (id < 0) {
@@ -387,9 +403,11 @@ enum mp_errcode exp_pprof_write(struct view *v, struct sym_demangler *dm,
 	value_type(&p, 1, "alloc_space", "bytes");	/* last: the default */
 	/* The program first: pprof's header names the first mapping's file
 	 * ("File: app"). */
-	if (program >= 0 && (size_t)program < nmods)
+	if (program >= 0 && (size_t)program < nmods) {
 		mapping_id(&p, mods[program].build_id,
 			   mods[program].build_id_size);
+		p.program_known = true;
+	}
 	for (size_t i = 0; i < v->ncontexts && !rc; i++) {
 		if ((rc = view_frames(v, &v->contexts[i], err)))
 			break;

@@ -1926,7 +1926,14 @@ static uint64_t plan_inputs(const struct merge_input *in, size_t n,
 	return max;
 }
 
-/* Describe the modules addresses were looked up in (m->modules). */
+/*
+ * Describe the modules addresses were looked up in (m->modules).  When no
+ * raw stack was (indexed inputs only, their frames symbolized already),
+ * the main binary, the first --binary, stands for the program all the
+ * same: a pprof export names it first, where it named the first module
+ * any frame had a build id of (a PostgreSQL merge: the C library's debug
+ * file, found by build id for the indexed input's unsymbolized frames).
+ */
 static enum mp_errcode keep_modules(struct merge *m, struct mp_err *err)
 {
 	struct sym_module_info mi;
@@ -1937,7 +1944,7 @@ static enum mp_errcode keep_modules(struct merge *m, struct mp_err *err)
 		uint8_t *bid = NULL;
 		char *path;
 
-		if (!mi.addrs)
+		if (!mi.addrs && (m->nlocs || k != sym_main_module(m->sym)))
 			continue;
 		if (!MP_GROW(m->modules, amodules, m->nmodules + 1) ||
 		    !(path = strdup(mi.path)))

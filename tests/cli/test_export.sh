@@ -139,6 +139,22 @@ if [ "$(cat stripped)" = 1 ] &&
 else
 	notok "pprof of a stripped program: $(cat stripped) [cxx.stripped] rows, mapping $(cat map1)"
 fi
+# From an indexed input (a helper's check of PostgreSQL): no raw stack
+# is looked up, and pprof's header named a library found by build id
+# for the indexed file's unsymbolized frames (libstdc++ here, the C
+# library's debug file there), with --binary too.  Now the --binary; and
+# without one, no file rather than a library.
+"$MD" merge --no-progress -o i.memprof --no-system-libraries --binary="$FX/cxx.pie" \
+	"$FX/cxx.v4.profraw" 2>/dev/null
+"$MD" merge --no-progress --format=pprof -o i1.pb.gz --binary="$FX/cxx.pie" i.memprof 2>/dev/null
+"$MD" merge --no-progress --format=pprof -o i0.pb.gz i.memprof 2>/dev/null
+h1=$(go tool pprof -top -symbolize=none i1.pb.gz 2>/dev/null | sed -n 1p)
+h0=$(go tool pprof -top -symbolize=none i0.pb.gz 2>/dev/null | sed -n 1p)
+if [ "$h1" = "File: cxx.pie" ] && [ "$h0" = "Type: alloc_space" ]; then
+	ok "pprof of an indexed input: the --binary is the program; without one, no library passes for it"
+else
+	notok "pprof header of an indexed input: '$h1' / '$h0'"
+fi
 go tool pprof -raw -symbolize=none n.pb.gz 2>/dev/null | sed -n '/^Mappings/{n;p;}' >map1
 if grep -q "^1: 0x0/0x0/0x0 \([0-9a-f]\{40\}\) \1 *$" map1; then
 	ok "pprof: a module no binary names is its build id, left for pprof to symbolize"
