@@ -602,23 +602,31 @@ for r in a crt; do
 done
 MEMPROF_OPTIONS="log_path=$T/deep_big:malloc_context_size=1000" "$T/deep_a" 2>"$T/deep_big.err"
 "$MD" show --format=json --binary="$T/deep_a" "$T"/deep_big.[0-9]* >"$T/deep_big.json" 2>/dev/null
-check "malloc_context_size=255: 254 frames of a stack 300 deep, as compiler-rt keeps; 1000 is said and kept at 255; show's deepest stack 255 and 254" \
+check "malloc_context_size=255: 254 frames of a stack 300 deep, as compiler-rt keeps, through malloc, strdup and strndup; 1000 is said and kept at 255; show's deepest stack 255 and 254" \
 	python3 - "$T/deep_a.json" "$T/deep_crt.json" "$T/deep_big.json" "$T/deep_big.err" <<'PY'
 import json, sys
-def stack(path):
+def stack(path, site="deep_site"):
     d = json.load(open(path))
-    c = [c for c in d["contexts"] if c["frames"] and c["frames"][0]["function"] == "deep_site"]
-    assert len(c) == 1, (path, len(c))
+    c = [c for c in d["contexts"] if c["frames"] and c["frames"][0]["function"] == site]
+    assert len(c) == 1, (path, site, len(c))
     return [f["function"] for f in c[0]["frames"]]
 a, crt, big = (stack(p) for p in sys.argv[1:4])
 assert a == ["deep_site"] + ["descend"] * 253, (len(a), a[:3])
 assert crt == a and big == a, (len(crt), len(big))
+# strdup: intercepted by both runtimes, the same frames (ours kept one
+# fewer, the C library's strdup taking a slot).  strndup: ours keeps its
+# caller too; compiler-rt's strndup interceptor, which calls its malloc
+# interceptor, loses the caller's frame (its stack starts at descend).
+a, crt = (stack(p, "dup_site") for p in sys.argv[1:3])
+assert a == ["dup_site"] + ["descend"] * 253 and crt == a, (len(a), len(crt), a[:2])
+a = stack(sys.argv[1], "ndup_site")
+assert a == ["ndup_site"] + ["descend"] * 253, (len(a), a[:2])
 # show says how deep the deepest stack is, as recorded: the cut, at
 # compiler-rt's 255 addresses (its interceptor's among them), ours 254
 # (its own left out).
 for p, want in zip(sys.argv[1:4], (254, 255, 254)):
     i = json.load(open(p))["inputs"][0]
-    assert (i["deepest_stack"], i["deepest_stack_contexts"]) == (want, 1), (p, i)
+    assert (i["deepest_stack"], i["deepest_stack_contexts"]) == (want, 3), (p, i)
 assert "more than the runtime keeps (255, as compiler-rt); using 255" in open(sys.argv[4]).read()
 PY
 # compiler-rt's slow unwinder (fast_unwind_on_malloc=0) spends two more
@@ -649,7 +657,7 @@ assert a == crt, (len(a), len(crt))
 assert bt == ["deep_site"] + ["descend"] * 28, len(bt)
 for p, want in zip(sys.argv[1:4], (27, 28, 29)):
     i = json.load(open(p))["inputs"][0]
-    assert (i["deepest_stack"], i["deepest_stack_contexts"]) == (want, 1), (p, i)
+    assert (i["deepest_stack"], i["deepest_stack_contexts"]) == (want, 3), (p, i)
 PY
 
 # ------------------------------------------------------------------ valgrind
