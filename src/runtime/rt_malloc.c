@@ -16,7 +16,6 @@
  *	                              to pages, pvalloc(0) is one page
  *	free                          preserves errno
  *	malloc_usable_size            bytes from p to the end of its block
- *	strdup, strndup               and __strdup, __strndup: as glibc's
  *
  * Each entry point passes its own frame to the allocator, whose stack
  * starts at that frame's return address: the program's call site.  Neither
@@ -29,7 +28,6 @@
 #include <errno.h>
 #include <malloc.h>
 #include <stdlib.h>
-#include <string.h>
 
 #define FRAME ((uintptr_t)__builtin_frame_address(0))
 
@@ -129,47 +127,6 @@ void *pvalloc(size_t size)
 	}
 	rounded &= ~(size_t)(RT_PAGE - 1);
 	return memprof_rt_alloc(rounded ? rounded : RT_PAGE, RT_PAGE, FRAME, 0);
-}
-
-/*
- * strdup and strndup, and glibc's __strdup and __strndup: compiler-rt
- * intercepts them, so that its stacks start at their caller.  glibc's own
- * would call malloc and take one of malloc_context_size's frames for
- * itself (a check of PostgreSQL: 124 contexts through strdup kept one
- * program frame less than compiler-rt's).
- */
-char *__strdup(const char *s);		/* glibc's names, no header's */
-char *__strndup(const char *s, size_t max);
-
-static char *dup_n(const char *s, size_t n, uintptr_t frame)
-{
-	char *p = memprof_rt_alloc(n + 1, 0, frame, 0);
-
-	if (p) {
-		memcpy(p, s, n);
-		p[n] = '\0';
-	}
-	return p;
-}
-
-char *strdup(const char *s)
-{
-	return dup_n(s, strlen(s), FRAME);
-}
-
-char *__strdup(const char *s)
-{
-	return dup_n(s, strlen(s), FRAME);
-}
-
-char *strndup(const char *s, size_t max)
-{
-	return dup_n(s, strnlen(s, max), FRAME);
-}
-
-char *__strndup(const char *s, size_t max)
-{
-	return dup_n(s, strnlen(s, max), FRAME);
 }
 
 size_t malloc_usable_size(void *p)

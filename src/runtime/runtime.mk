@@ -36,7 +36,8 @@ RT_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) \
 	$(filter-out -fsanitize=% -fno-sanitize-recover% -fsanitize-%,$(CFLAGS)) -MMD -MP \
 	-fno-omit-frame-pointer -fno-optimize-sibling-calls -fPIE \
 	-ftls-model=initial-exec -fno-builtin-malloc -fno-builtin-calloc \
-	-fno-builtin-realloc -fno-builtin-free -Iinclude
+	-fno-builtin-realloc -fno-builtin-free -fno-builtin-strdup \
+	-fno-builtin-strndup -Iinclude
 
 .PHONY: runtime runtime-check runtime-install
 
@@ -63,7 +64,8 @@ $(RT_SO): $(RT_PIC)
 
 # The archive alone is pulled in only if the executable calls malloc
 # itself; EXTERN makes the linker take the allocator whatever the program
-# calls (libc.so is such a script too).
+# calls (libc.so is such a script too).  Not strdup: EXTERN pulls its
+# member in even when the program defines its own, which then clashes.
 $(RT_LDS): src/runtime/runtime.mk
 	@mkdir -p $(dir $@)
 	printf '%s\n' '/* GNU ld script: -lmemprof links libmemprof.a with its allocator. */' \

@@ -95,6 +95,33 @@ build known_crt clang-19 -fmemory-profile -o "$T/known_crt" "$T/known.o" $LF
 build deep.o clang-19 $CF -fmemory-profile -c -o "$T/deep.o" "$SRC/deep.c"
 build deep_a clang-19 -o "$T/deep_a" "$T/deep.o" "$LIB" $LF
 build deep_crt clang-19 -fmemory-profile -o "$T/deep_crt" "$T/deep.o" $LF
+# A program with a strdup of its own links as before, through the archive
+# and through -lmemprof's script, and calls its own (the runtime's strdup
+# is a member of the archive of its own).
+cat >"$T/owndup.c" <<'EOF'
+#include <stdlib.h>
+#include <string.h>
+int own_called;
+char *strdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *p = malloc(n);
+
+	own_called++;
+	return p ? memcpy(p, s, n) : p;
+}
+int main(void)
+{
+	char *p = strdup("x");
+
+	free(p);
+	return own_called == 1 ? 0 : 1;
+}
+EOF
+build owndup_a gcc -O2 -fno-builtin -o "$T/owndup_a" "$T/owndup.c" "$LIB" $LF
+build owndup_l gcc -O2 -fno-builtin -o "$T/owndup_l" "$T/owndup.c" -L"$BUILD" -lmemprof $LF
+check "a program's own strdup: linked with the runtime, its own called" \
+	sh -c "MEMPROF_OPTIONS=log_path='$T/owndup' '$T/owndup_a' && MEMPROF_OPTIONS=log_path='$T/owndup' '$T/owndup_l'"
 # Compile with -fmemory-profile, link without it: with it, clang would also
 # link compiler-rt's runtime, whose malloc would win.
 build known_cb.o clang-19 $CF -fmemory-profile -mllvm -memprof-use-callbacks \
