@@ -549,9 +549,10 @@ bool sym_is_alloc_library(const char *function);
 
 /*
  * Call FN with the linkage name (else the name) of every function the
- * DWARF of CTX's modules defines, as the symbolizer names frames: to map
- * LLVM's function GUIDs back to names.  A name may come more than once.
- * Fails only with MP_E_NOMEM.
+ * DWARF of CTX's modules defines, and the names the symbolizer gives
+ * frames of a GCC unit's function without one (its ELF symbol, its
+ * qualified name): to map LLVM's function GUIDs back to names.  A name
+ * may come more than once.  Fails only with MP_E_NOMEM.
  */
 enum mp_errcode sym_foreach_function(struct sym_ctx *ctx,
 				     void (*fn)(void *arg, const char *name),
