@@ -95,8 +95,9 @@ enum {
 	"  --strict       a missing or mismatched binary is an error\n"      \
 	"  --keep-runtime keep the allocator's own frames\n"                \
 	"  --alloc-function=GLOB  frames of functions matching GLOB (linkage\n" \
-	"                 or demangled name, fnmatch) are allocator frames\n" \
-	"                 too: the program's own wrappers (repeatable)\n" \
+	"                 or demangled name, or the name without its\n" \
+	"                 parameters; fnmatch) are allocator frames too:\n" \
+	"                 the program's own wrappers (repeatable)\n" \
 	"  --max-input-size=SIZE  read no input (decompressed) larger than\n" \
 	"                 SIZE bytes (K, M, G, T suffixes; default 1G)\n" \
 	"  --keep-bad-frames  do not cut raw stacks at their first PC in no\n" \

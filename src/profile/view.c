@@ -730,20 +730,36 @@ struct find_fn {
 	bool nomem;
 };
 
+/* REST past the ABI tags it starts with ("[abi:cxx11]"), or NULL. */
+static const char *skip_abi_tags(const char *rest)
+{
+	while (rest && strncmp(rest, "[abi:", 5) == 0) {
+		rest = strchr(rest, ']');
+		if (rest)
+			rest++;
+	}
+	return rest;
+}
+
 /*
  * Does a name end where REST starts: at the end, at its parameter list,
- * or at template arguments followed by it ("make" of "make<int>(long)")?
+ * or at template arguments followed by it ("make" of "make<int>(long)"),
+ * past ABI tags ("str2wcs_internal" of "str2wcs_internal[abi:cxx11](char
+ * const*, unsigned long)": a function returning std::string has one)?
  */
 static bool name_ends(const char *rest)
 {
 	int depth = 0;
 
+	if (!(rest = skip_abi_tags(rest)))
+		return false;
 	if (*rest == '<') {
 		do {
 			depth += *rest == '<' ? 1 : *rest == '>' ? -1 : 0;
 			rest++;
 		} while (*rest && depth > 0);
-		return *rest == '(';
+		rest = skip_abi_tags(rest);
+		return rest && *rest == '(';
 	}
 	return *rest == '\0' || *rest == '(';
 }
@@ -792,9 +808,12 @@ static int find_one(void *arg, const char *name)
 	if (pretty != name) {
 		const char *start = pretty + sym_name_start(pretty);
 		unsigned dp = distance(s->query, pretty);
-		char *paren = strchr(start, '(');
+		char *paren = strchr(start, '('), *tag = strstr(start, "[abi:");
 
 		d = dp < d ? dp : d;
+		/* The name alone: before its parameters and ABI tags. */
+		if (tag && (!paren || tag < paren))
+			paren = tag;
 		if (paren) {
 			char bare[256];
 			size_t len = (size_t)(paren - start);
@@ -987,34 +1006,67 @@ static int add_behind(struct view *v, struct view_input *in,
 	return b.nomem || r ? -1 : 0;
 }
 
-/*
- * Is QUERY, which no context has as its first frame, a function of F's
- * stack entries, by linkage or demangled name: one the profile has only
- * calls through?  -1 when out of memory.  (Only when --function finds
- * nothing: it reads every entry.)
- */
-static int only_calls_through(const struct idx_file *f, const char *query)
+static int by_address(const void *x, const void *y)
 {
-	struct sym_demangler dm;
+	uintptr_t a = (uintptr_t)*(const char *const *)x,
+		  b = (uintptr_t)*(const char *const *)y;
+
+	return (a > b) - (a < b);
+}
+
+/*
+ * QUERY, which no context has as its first frame: is it a function of
+ * F's stack entries, by linkage or demangled name, one the profile has
+ * only calls through (1, ERR saying so)?  Else (0) ERR names the
+ * closest functions of all the entries, callers too: those of the
+ * records alone missed a caller one letter away.  -1 when out of
+ * memory.  (Only when --function finds nothing: it reads every entry.)
+ */
+static int only_calls_through(const struct idx_file *f, const char *query,
+			      struct mp_err *err)
+{
+	struct find_fn s = { .query = query };
+	const char **fns = NULL;
+	size_t n = 0;
 	int r = 0;
 
-	sym_demangler_init(&dm);
-	for (uint32_t e = 0; e < f->nframes && !r; e++) {
+	/* Each function once: the entries' names are the string table's. */
+	if (f->nframes && !(fns = malloc(f->nframes * sizeof(*fns))))
+		return -1;
+	for (uint32_t e = 0; e < f->nframes; e++) {
 		struct idx_frame_buf fb;
 		struct mp_frame fr;
-		const char *pretty;
 
 		idx_entry_frame(f, e, &fr, &fb);
-		if (!fr.function)
-			continue;
-		if (strcmp(fr.function, query) == 0)
-			r = 1;
-		else if (!(pretty = sym_demangled(&dm, fr.function)))
-			r = -1;
-		else
-			r = names(query, pretty);
+		if (fr.function)
+			fns[n++] = fr.function;
 	}
-	sym_demangler_release(&dm);
+	if (n)
+		qsort(fns, n, sizeof(*fns), by_address);
+	sym_demangler_init(&s.dm);
+	for (size_t i = 0; i < n && !r && !s.nomem; i++) {
+		if (i && fns[i] == fns[i - 1])
+			continue;
+		if (strcmp(fns[i], query) == 0)
+			r = 1;
+		else if (find_one(&s, fns[i]) == 0 && s.nhits)
+			r = 1;
+	}
+	if (s.nomem) {
+		r = -1;
+	} else if (r) {
+		mp_fail(err, MP_E_NOT_FOUND, "no context allocated in function "
+			"'%s': the profile has only calls through it", query);
+	} else {
+		char hint[1024];
+
+		near_hint(&s, hint, sizeof(hint));
+		mp_fail(err, MP_E_NOT_FOUND, "no function '%s' in the profile, "
+			"by linkage or demangled name%s", query, hint);
+	}
+	free(s.hits);
+	free(fns);
+	sym_demangler_release(&s.dm);
 	return r;
 }
 
@@ -1063,16 +1115,8 @@ static enum mp_errcode add_indexed(struct view *v, const char *path,
 		else if (r == -2 && a.seen > seen)
 			r = 0;	/* found behind the hidden frames only */
 	}
-	if (r == -2) {
-		int calls = only_calls_through(f, function);
-
-		if (calls < 0)
-			r = -1;
-		else if (calls)
-			mp_fail(err, MP_E_NOT_FOUND, "no context allocated in "
-				"function '%s': the profile has only calls "
-				"through it", function);
-	}
+	if (r == -2 && only_calls_through(f, function, err) < 0)
+		r = -1;
 	rc = ctx_add_end(&a, r == 0);
 	if (r == -2)
 		return MP_E_NOT_FOUND;	/* ERR says it, with suggestions */

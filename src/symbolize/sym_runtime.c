@@ -180,22 +180,64 @@ bool sym_is_runtime(const char *function, const char *file)
 	       (file && runtime_file(file));
 }
 
+#define NAME_ALONE_MAX 512
+
+/*
+ * BARE, a demangled name from its start, cut where its parameter list or
+ * its ABI tags begin, into ALONE ("tagged_alloc" of
+ * "tagged_alloc[abi:cxx11](unsigned long)", "my_alloc<int>" of
+ * "my_alloc<int>(unsigned long)"), and less its last template arguments
+ * into PLAIN ("my_alloc"; "" when it has none); each NAME_ALONE_MAX
+ * bytes.  False when there is nothing to cut or no room.
+ */
+static bool name_alone(const char *bare, char *alone, char *plain)
+{
+	size_t len = 0, open = 0;
+	int depth = 0;
+
+	for (; bare[len]; len++) {
+		const char *p = bare + len;
+
+		if (depth == 0 && (*p == '(' || strncmp(p, "[abi:", 5) == 0))
+			break;
+		if (*p == '<' && depth++ == 0)
+			open = len;
+		else if (*p == '>' && depth > 0)
+			depth--;
+	}
+	if (!bare[len] || len == 0 || len >= NAME_ALONE_MAX)
+		return false;
+	memcpy(alone, bare, len);
+	alone[len] = '\0';
+	plain[0] = '\0';
+	if (open && alone[len - 1] == '>') {
+		memcpy(plain, bare, open);
+		plain[open] = '\0';
+	}
+	return true;
+}
+
 bool sym_alloc_match(const struct sym_alloc_rules *r, const char *function)
 {
+	char alone[NAME_ALONE_MAX], plain[NAME_ALONE_MAX];
 	const char *pretty, *bare;
-	bool hit = false;
+	bool hit = false, cut;
 
 	if (!r || !function)
 		return false;
 	pretty = r->dm ? sym_demangled(r->dm, function) : function;
 	/* A function template's demangled name starts with its return
 	 * type: "my_alloc*" matches "int* my_alloc<int>(unsigned long)" as
-	 * the name from its start. */
+	 * the name from its start; and "my_alloc", "tagged_alloc" match the
+	 * name without its parameters, ABI tags or template arguments. */
 	bare = pretty + sym_name_start(pretty);
+	cut = pretty != function && name_alone(bare, alone, plain);
 	for (size_t i = 0; i < r->n; i++) {
 		if (fnmatch(r->globs[i], function, 0) != 0 &&
 		    (pretty == function || fnmatch(r->globs[i], pretty, 0) != 0) &&
-		    (bare == pretty || fnmatch(r->globs[i], bare, 0) != 0))
+		    (bare == pretty || fnmatch(r->globs[i], bare, 0) != 0) &&
+		    (!cut || fnmatch(r->globs[i], alone, 0) != 0) &&
+		    (!cut || !plain[0] || fnmatch(r->globs[i], plain, 0) != 0))
 			continue;
 		if (!r->matched)
 			return true;

@@ -115,6 +115,34 @@ if command -v clang++-19 >/dev/null &&
 	else
 		notok "show --function of a function template: contexts$n (want 1 1 1 2)"
 	fi
+	# --alloc-function by the name alone: without the parameters, the
+	# ABI tag, the template arguments (the demangled name had to match
+	# whole, "tagged_alloc" matched nothing).
+	"$MD" show --format=json --alloc-function=tagged_alloc --alloc-function=my_alloc \
+		"$tmp/ta.memprof" 2>"$tmp/err" | leaf >"$tmp/aleaf"
+	if grep -qx _Z6user_ai "$tmp/aleaf" && grep -qx _Z6user_bi "$tmp/aleaf" &&
+	   ! grep -q "alloc" "$tmp/aleaf" && ! grep -q "matched no function" "$tmp/err"; then
+		ok "--alloc-function=tagged_alloc, =my_alloc: the name alone, past its ABI tag and template arguments"
+	else
+		notok "--alloc-function by the name alone: leaves $(tr '\n' ' ' <"$tmp/aleaf") $(cat "$tmp/err")"
+	fi
+	# A name with an ABI tag, by its name alone; a typo of it, and of a
+	# function the profile has only as a caller, gets it suggested (the
+	# suggestions were the records' functions only).
+	n=
+	for q in tagged_alloc 'tagged_alloc[abi:cxx11](unsigned long)'; do
+		n="$n $("$MD" show --format=json --function="$q" "$tmp/ta.memprof" 2>/dev/null |
+			python3 -c 'import json, sys; print(len(json.load(sys.stdin)["contexts"]))' 2>/dev/null)"
+	done
+	"$MD" show --function=taged_alloc "$tmp/ta.memprof" >/dev/null 2>"$tmp/err"; r1=$?
+	"$MD" show --function=usr_a "$tmp/ta.memprof" >/dev/null 2>"$tmp/err2"; r2=$?
+	if [ "$n" = " 1 1" ] && [ "$r1$r2" = 11 ] &&
+	   grep -q "closest: 'tagged_alloc\[abi:cxx11\](unsigned long)'" "$tmp/err" &&
+	   grep -q "no function 'usr_a' .*'user_a(int)'" "$tmp/err2"; then
+		ok "show --function: a name with an ABI tag found by its name; typos get callers suggested too"
+	else
+		notok "show --function of an ABI-tagged name, suggestions: contexts$n (want 1 1), $(cat "$tmp/err" "$tmp/err2")"
+	fi
 else
 	notok "build and run tests/cli/src/template_alloc.cc: $(cat "$tmp/err")"
 fi

@@ -1,7 +1,18 @@
 // An allocation wrapper that is a function template: its demangled names
 // start with the return type ("int* my_alloc<int>(unsigned long)"), which
-// --function and --alloc-function look past.
+// --function and --alloc-function look past.  And a function returning
+// std::string, whose name has an ABI tag:
+// "tagged_alloc[abi:cxx11](unsigned long)".
 #include <cstdlib>
+#include <string>
+
+void *volatile sink;
+
+__attribute__((noinline)) std::string tagged_alloc(size_t n)
+{
+	sink = malloc(n);
+	return std::string(1, 'x');	/* short: no allocation of its own */
+}
 
 template <typename T> __attribute__((noinline)) T *my_alloc(size_t n)
 {
@@ -38,6 +49,8 @@ int main()
 		s += a[0] + (long)b[0];
 		free(a);
 		free(b);
+		s += (long)tagged_alloc(24).size();
+		free(sink);
 	}
 	return (int)(s & 1);
 }
