@@ -2726,16 +2726,16 @@ struct names_walk {
 /* The lowest code address of subprogram DIE, in *LO: false if none. */
 static bool die_code_start(Dwarf_Die *die, Dwarf_Addr *lo)
 {
-	Dwarf_Addr base, end;
-	ptrdiff_t off;
+	Dwarf_Addr base, start, end;
+	ptrdiff_t off = 0;
 
 	if (dwarf_lowpc(die, lo) == 0)
 		return true;
+	/* (BASE carries the base address from one call to the next.) */
 	*lo = UINT64_MAX;
-	off = 0;
-	while ((off = dwarf_ranges(die, off, &base, &base, &end)) > 0)
-		if (base < *lo)
-			*lo = base;
+	while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0)
+		if (start < *lo)
+			*lo = start;
 	return *lo != UINT64_MAX;
 }
 
