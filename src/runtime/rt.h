@@ -137,10 +137,11 @@ extern _Thread_local struct rt_tls memprof_rt_tls;
 
 /*
  * Allocate SIZE bytes aligned to ALIGN (a power of two, 0 = RT_ALIGN) for
- * an entry point whose frame is FP (its __builtin_frame_address(0)): the
- * stack recorded starts at that frame's return address.  NULL with errno
- * ENOMEM on failure.
+ * an entry point whose frame is FP (its RT_FRAME): the stack recorded
+ * starts at that frame's return address.  NULL with errno ENOMEM on
+ * failure.
  */
+#define RT_FRAME ((uintptr_t)__builtin_frame_address(0))
 void *memprof_rt_alloc(size_t size, size_t align, uintptr_t fp, unsigned flags);
 void memprof_rt_free(void *p);	/* NULL is fine; preserves errno */
 void *memprof_rt_realloc(void *p, size_t size, uintptr_t fp);

@@ -29,8 +29,6 @@
 #include <malloc.h>
 #include <stdlib.h>
 
-#define FRAME ((uintptr_t)__builtin_frame_address(0))
-
 /* rt_alloc.c refers to this, so that linking the allocator from the
  * archive (for operator new, say) always brings malloc and free along. */
 const char memprof_rt_malloc_linked = 1;
@@ -42,7 +40,7 @@ static inline int pow2(size_t a)
 
 void *malloc(size_t size)
 {
-	return memprof_rt_alloc(size, 0, FRAME, 0);
+	return memprof_rt_alloc(size, 0, RT_FRAME, 0);
 }
 
 void free(void *p)
@@ -58,12 +56,12 @@ void *calloc(size_t n, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	return memprof_rt_alloc(total, 0, FRAME, RT_ZERO);
+	return memprof_rt_alloc(total, 0, RT_FRAME, RT_ZERO);
 }
 
 void *realloc(void *p, size_t size)
 {
-	return memprof_rt_realloc(p, size, FRAME);
+	return memprof_rt_realloc(p, size, RT_FRAME);
 }
 
 void *reallocarray(void *p, size_t n, size_t size)
@@ -74,7 +72,7 @@ void *reallocarray(void *p, size_t n, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	return memprof_rt_realloc(p, total, FRAME);
+	return memprof_rt_realloc(p, total, RT_FRAME);
 }
 
 int posix_memalign(void **memptr, size_t align, size_t size)
@@ -84,7 +82,7 @@ int posix_memalign(void **memptr, size_t align, size_t size)
 
 	if (!pow2(align) || align % sizeof(void *))
 		return EINVAL;
-	p = memprof_rt_alloc(size, align, FRAME, 0);
+	p = memprof_rt_alloc(size, align, RT_FRAME, 0);
 	errno = saved;
 	if (!p)
 		return ENOMEM;
@@ -98,7 +96,7 @@ void *aligned_alloc(size_t align, size_t size)
 		errno = EINVAL;
 		return NULL;
 	}
-	return memprof_rt_alloc(size, align, FRAME, 0);
+	return memprof_rt_alloc(size, align, RT_FRAME, 0);
 }
 
 void *memalign(size_t align, size_t size)
@@ -109,12 +107,12 @@ void *memalign(size_t align, size_t size)
 	}
 	if (align && !pow2(align))
 		align = (size_t)1 << (64 - __builtin_clzl(align));
-	return memprof_rt_alloc(size, align, FRAME, 0);
+	return memprof_rt_alloc(size, align, RT_FRAME, 0);
 }
 
 void *valloc(size_t size)
 {
-	return memprof_rt_alloc(size, RT_PAGE, FRAME, 0);
+	return memprof_rt_alloc(size, RT_PAGE, RT_FRAME, 0);
 }
 
 void *pvalloc(size_t size)
@@ -126,7 +124,8 @@ void *pvalloc(size_t size)
 		return NULL;
 	}
 	rounded &= ~(size_t)(RT_PAGE - 1);
-	return memprof_rt_alloc(rounded ? rounded : RT_PAGE, RT_PAGE, FRAME, 0);
+	return memprof_rt_alloc(rounded ? rounded : RT_PAGE, RT_PAGE, RT_FRAME,
+				0);
 }
 
 size_t malloc_usable_size(void *p)

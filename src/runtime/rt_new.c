@@ -23,7 +23,6 @@
 
 #include <stddef.h>
 
-#define FRAME ((uintptr_t)__builtin_frame_address(0))
 #define WEAK __attribute__((weak))
 
 typedef void (*new_handler)(void);
@@ -69,48 +68,48 @@ static inline void *new_or_throw(size_t size, size_t align, uintptr_t fp)
 
 WEAK void *_Znwm(size_t size)
 {
-	return new_or_throw(size, 0, FRAME);
+	return new_or_throw(size, 0, RT_FRAME);
 }
 
 WEAK void *_Znam(size_t size)
 {
-	return new_or_throw(size, 0, FRAME);
+	return new_or_throw(size, 0, RT_FRAME);
 }
 
 WEAK void *_ZnwmRKSt9nothrow_t(size_t size, const void *nt)
 {
 	(void)nt;
-	return memprof_rt_alloc(size, 0, FRAME, 0);
+	return memprof_rt_alloc(size, 0, RT_FRAME, 0);
 }
 
 WEAK void *_ZnamRKSt9nothrow_t(size_t size, const void *nt)
 {
 	(void)nt;
-	return memprof_rt_alloc(size, 0, FRAME, 0);
+	return memprof_rt_alloc(size, 0, RT_FRAME, 0);
 }
 
 WEAK void *_ZnwmSt11align_val_t(size_t size, size_t align)
 {
-	return new_or_throw(size, align, FRAME);
+	return new_or_throw(size, align, RT_FRAME);
 }
 
 WEAK void *_ZnamSt11align_val_t(size_t size, size_t align)
 {
-	return new_or_throw(size, align, FRAME);
+	return new_or_throw(size, align, RT_FRAME);
 }
 
 WEAK void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t size, size_t align,
 					       const void *nt)
 {
 	(void)nt;
-	return memprof_rt_alloc(size, align, FRAME, 0);
+	return memprof_rt_alloc(size, align, RT_FRAME, 0);
 }
 
 WEAK void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t size, size_t align,
 					       const void *nt)
 {
 	(void)nt;
-	return memprof_rt_alloc(size, align, FRAME, 0);
+	return memprof_rt_alloc(size, align, RT_FRAME, 0);
 }
 
 WEAK void _ZdlPv(void *p)

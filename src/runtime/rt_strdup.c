@@ -14,8 +14,6 @@
 
 #include <string.h>
 
-#define FRAME ((uintptr_t)__builtin_frame_address(0))
-
 char *__strdup(const char *s);		/* glibc's names, no header's */
 char *__strndup(const char *s, size_t max);
 
@@ -32,20 +30,20 @@ static char *dup_n(const char *s, size_t n, uintptr_t frame)
 
 char *strdup(const char *s)
 {
-	return dup_n(s, strlen(s), FRAME);
+	return dup_n(s, strlen(s), RT_FRAME);
 }
 
 char *__strdup(const char *s)
 {
-	return dup_n(s, strlen(s), FRAME);
+	return dup_n(s, strlen(s), RT_FRAME);
 }
 
 char *strndup(const char *s, size_t max)
 {
-	return dup_n(s, strnlen(s, max), FRAME);
+	return dup_n(s, strnlen(s, max), RT_FRAME);
 }
 
 char *__strndup(const char *s, size_t max)
 {
-	return dup_n(s, strnlen(s, max), FRAME);
+	return dup_n(s, strnlen(s, max), RT_FRAME);
 }
