@@ -540,24 +540,55 @@ static void take_attributes(int fd, const struct stat *st, bool replaces)
 	fchmod(fd, st->st_mode & 07777);
 }
 
-enum mp_errcode mp_outfile_check(const char *path, struct mp_err *err)
+/*
+ * A device, FIFO or socket at PATH, however it is named: written in place.
+ * (/dev/stdout of a pipe is a link through /proc to "pipe:[N]", which only
+ * the kernel follows.)
+ */
+static bool special_file(const char *path)
 {
 	struct stat st;
-	char *real, *dir;
+
+	return stat(path, &st) == 0 && !S_ISREG(st.st_mode) &&
+	       !S_ISDIR(st.st_mode);
+}
+
+/*
+ * The file an output at PATH replaces: PATH with its symbolic links
+ * followed, in *REAL (newly allocated), and whether it exists (*EXISTS;
+ * its status then in *ST).  A directory there is an error.
+ */
+static enum mp_errcode output_target(const char *path, char **real,
+				     struct stat *st, bool *exists,
+				     struct mp_err *err)
+{
 	int e = ENOMEM;
 
-	if (strcmp(path, "-") == 0 ||
-	    (stat(path, &st) == 0 && !S_ISREG(st.st_mode) &&
-	     !S_ISDIR(st.st_mode)))
-		return MP_OK;		/* written in place */
-	if (!(real = follow_links(path, &e)))
+	if (!(*real = follow_links(path, &e)))
 		return e == ENOMEM ? mp_fail(err, MP_E_NOMEM, NULL)
 			: mp_fail(err, MP_E_IO, "cannot follow the symbolic link: "
 				  "%s", strerror(e));
-	if (stat(real, &st) == 0 && S_ISDIR(st.st_mode)) {
-		free(real);
+	*exists = stat(*real, st) == 0;
+	if (*exists && S_ISDIR(st->st_mode)) {
+		free(*real);
+		*real = NULL;
 		return mp_fail(err, MP_E_IO, "is a directory");
 	}
+	return MP_OK;
+}
+
+enum mp_errcode mp_outfile_check(const char *path, struct mp_err *err)
+{
+	enum mp_errcode rc;
+	struct stat st;
+	char *real, *dir;
+	bool exists;
+	int e;
+
+	if (strcmp(path, "-") == 0 || special_file(path))
+		return MP_OK;		/* written in place */
+	if ((rc = output_target(path, &real, &st, &exists, err)))
+		return rc;
 	dir = dir_of(real);
 	free(real);
 	if (!dir)
@@ -596,33 +627,22 @@ static enum mp_errcode open_in_place(struct mp_outfile *of, int fd,
 enum mp_errcode mp_outfile_open(struct mp_outfile *of, const char *path,
 				struct mp_err *err)
 {
+	enum mp_errcode rc;
 	struct stat st;
 	bool replaces;
 	sigset_t old;
 	char *dir;
-	int fd, e = ENOMEM;
+	int fd, e;
 
 	memset(of, 0, sizeof(*of));
 	if (strcmp(path, "-") == 0)
 		return open_in_place(of, fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3),
 				     err);
-	/*
-	 * A device, FIFO or socket however it is named: /dev/stdout of a
-	 * pipe is a link through /proc to "pipe:[N]", which only the kernel
-	 * follows.
-	 */
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+	if (special_file(path))
 		return open_in_place(of, open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY),
 				     err);
-	if (!(of->path = follow_links(path, &e)))
-		return e == ENOMEM ? mp_fail(err, MP_E_NOMEM, NULL)
-			: mp_fail(err, MP_E_IO, "cannot follow the symbolic link: "
-				  "%s", strerror(e));
-	replaces = stat(of->path, &st) == 0;
-	if (replaces && S_ISDIR(st.st_mode)) {
-		mp_outfile_abort(of);
-		return mp_fail(err, MP_E_IO, "is a directory");
-	}
+	if ((rc = output_target(path, &of->path, &st, &replaces, err)))
+		return rc;
 	if (replaces && !S_ISREG(st.st_mode))
 		/* Became one since (a race): written in place all the same. */
 		return open_in_place(of, open(of->path, O_WRONLY | O_CLOEXEC |
