@@ -727,6 +727,7 @@ struct find_fn {
 	size_t nhits, ahits;
 	const char *near[3];		/* the closest names, for a hint */
 	unsigned near_d[3];
+	bool no_near;			/* no hint wanted: skip them */
 	bool nomem;
 };
 
@@ -804,6 +805,8 @@ static int find_one(void *arg, const char *name)
 		s->hits[s->nhits++] = name;
 		return 0;
 	}
+	if (s->no_near)
+		return 0;
 	d = distance(s->query, name);
 	if (pretty != name) {
 		const char *start = pretty + sym_name_start(pretty);
@@ -866,28 +869,23 @@ static void near_hint(const struct find_fn *s, char *hint, size_t size)
 
 /*
  * --function=QUERY named no linkage name: add the contexts of every
- * function whose demangled name QUERY is, or -2 with ERR saying so and
- * naming the closest names.
+ * function whose demangled name QUERY is, or -2 (only_calls_through()
+ * then says what the profile has, with the closest names of all its
+ * stack entries).
  */
 static int find_demangled(const struct idx_file *f, const char *query,
-			  struct ctx_add *a, struct mp_err *err)
+			  struct ctx_add *a)
 {
-	struct find_fn s = { .query = query };
-	int r = 0;
+	struct find_fn s = { .query = query, .no_near = true };
+	int r = -2;
 
 	sym_demangler_init(&s.dm);
-	if (idx_foreach_function(f, find_one, &s) < 0 || s.nomem) {
+	if (idx_foreach_function(f, find_one, &s) < 0 || s.nomem)
 		r = -1;
-	} else if (s.nhits) {
+	else if (s.nhits) {
+		r = 0;
 		for (size_t i = 0; i < s.nhits && !r; i++)
 			r = idx_find_function(f, s.hits[i], add_idx_context, a);
-	} else {
-		char hint[1024];
-
-		near_hint(&s, hint, sizeof(hint));
-		mp_fail(err, MP_E_NOT_FOUND, "no function '%s' in the profile, "
-			"by linkage or demangled name%s", query, hint);
-		r = -2;
 	}
 	free(s.hits);
 	sym_demangler_release(&s.dm);
@@ -1106,7 +1104,7 @@ static enum mp_errcode add_indexed(struct view *v, const char *path,
 	r = function ? idx_find_function(f, function, add_idx_context, &a)
 		     : idx_foreach_context(f, add_idx_context, &a);
 	if (r == -2)
-		r = find_demangled(f, function, &a, err);
+		r = find_demangled(f, function, &a);
 	if (function && (r == 0 || r == -2)) {
 		size_t seen = a.seen;
 
