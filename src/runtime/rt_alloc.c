@@ -4,8 +4,11 @@
  * that a dump needs.
  *
  * Small blocks (header included, at most RT_SMALL_MAX bytes) come in 40
- * classes, all multiples of 64: 64..512 by 64, then four steps per doubling
- * up to 128 KB (worst-case internal waste 25%).  A class's blocks are cut
+ * classes, all multiples of 64 so that no two objects share a 64-byte
+ * granule of the access counts' shadow: 64..512 by 64, then four steps
+ * per doubling up to 128 KB (a block at most 25% past its header and
+ * object from 512 bytes on; below, an object of 1 to 32 bytes takes 64,
+ * one of 100 takes 192).  A class's blocks are cut
  * from spans of >= 256 KB, in order, never returned to the system; a free
  * block goes to the freeing thread's cache, whose overflow (half of it at a
  * time) goes back to the class's central pool.  Larger blocks are one
@@ -515,17 +518,33 @@ void memprof_rt_free(void *p)
 	errno = saved;
 }
 
-size_t memprof_rt_usable(const void *p)
+/* The bytes from P, a live object's pointer, to the end of its block:
+ * what it can grow to in place. */
+static size_t room(const void *p)
 {
 	const struct rt_hdr *h = (const struct rt_hdr *)((uintptr_t)p - RT_HDR);
-	uintptr_t base;
+	uintptr_t base = (uintptr_t)h - live_off(h);
 
-	if (atomic_load_explicit(&h->state, memory_order_relaxed) != RT_LIVE)
-		return 0;
-	base = (uintptr_t)h - live_off(h);
 	if (h->cls == RT_CLS_LARGE)
 		return large_of(h)->map_len - ((uintptr_t)p - base);
 	return cls_size[h->cls] - ((uintptr_t)p - base);
+}
+
+/*
+ * The size asked for, as compiler-rt answers malloc_usable_size(), not
+ * the room behind it: a program that grows into the room it is told of
+ * (Redis's strings, which then trim what they did not use) would run
+ * another course under this runtime than under compiler-rt's, with
+ * other allocations, and count as its own memory a block's rounding (a
+ * third more than glibc's for Redis's small objects).
+ */
+size_t memprof_rt_usable(const void *p)
+{
+	const struct rt_hdr *h = (const struct rt_hdr *)((uintptr_t)p - RT_HDR);
+
+	if (atomic_load_explicit(&h->state, memory_order_relaxed) != RT_LIVE)
+		return 0;
+	return (size_t)h->size;
 }
 
 /* Grow or shrink a large block with mremap; NULL if that did not work. */
@@ -562,7 +581,7 @@ void *memprof_rt_realloc(void *p, size_t size, uintptr_t fp)
 	struct rt_tls *t = &memprof_rt_tls;
 	struct rt_sample_pick pick;
 	struct rt_hdr *h;
-	size_t usable;
+	size_t space, old;
 	void *q;
 	int rec;
 
@@ -579,7 +598,8 @@ void *memprof_rt_realloc(void *p, size_t size, uintptr_t fp)
 	if (__builtin_expect(t->state == RT_TLS_NEW, 0))
 		thread_setup(t);
 	h = checked_hdr(p, "realloc");
-	usable = memprof_rt_usable(p);
+	space = room(p);
+	old = (size_t)h->size;
 	rec = decide(t, size, &pick);	/* once: the trials are spent */
 	/*
 	 * As in compiler-rt, the old object ends here and a new one starts
@@ -589,13 +609,13 @@ void *memprof_rt_realloc(void *p, size_t size, uintptr_t fp)
 		size_t used = size + RT_HDR + live_off(h);
 
 		/* A sampled object needs 32 bytes in front of its header. */
-		if (size <= usable && (h->cls == 0 || used > cls_size[h->cls - 1]) &&
+		if (size <= space && (h->cls == 0 || used > cls_size[h->cls - 1]) &&
 		    (rec != REC_SAMPLED || live_off(h) >= 32)) {
 			retire(h, (uintptr_t)p);
 			stamp(t, h, (uintptr_t)p, size, fp, rec, &pick);
 			return p;
 		}
-	} else if (size <= usable && size >= usable / 2) {
+	} else if (size <= space && size >= space / 2) {
 		retire(h, (uintptr_t)p);
 		stamp(t, h, (uintptr_t)p, size, fp, rec, &pick);
 		return p;
@@ -607,7 +627,7 @@ void *memprof_rt_realloc(void *p, size_t size, uintptr_t fp)
 	q = alloc_decided(t, size, 0, fp, 0, rec, &pick);
 	if (!q)
 		return NULL;
-	memcpy(q, p, usable < size ? usable : size);
+	memcpy(q, p, old < size ? old : size);
 	memprof_rt_free(p);
 	return q;
 }

@@ -15,7 +15,7 @@
  *	valloc, pvalloc               page-aligned; pvalloc rounds the size up
  *	                              to pages, pvalloc(0) is one page
  *	free                          preserves errno
- *	malloc_usable_size            bytes from p to the end of its block
+ *	malloc_usable_size            the size asked for (compiler-rt's answer)
  *
  * Each entry point passes its own frame to the allocator, whose stack
  * starts at that frame's return address: the program's call site.  Neither

@@ -269,25 +269,39 @@ static void test_valloc(void)
 
 static void test_usable(void)
 {
+	int ok = 1;
+
 	row(malloc_usable_size(NULL) == 0, "malloc_usable_size", "NULL: 0");
-	for (size_t n = 1; n < 200000; n += n / 3 + 1) {
-		unsigned char *p = malloc(n);
-		size_t u = malloc_usable_size(p);
+	for (size_t n = 1; n < 400000; n += n / 3 + 1) {
+		unsigned char *p = malloc(n), *q;
 
-		if (u < n || u > n + n / 3 + 96) {
-			char what[80];
-
-			snprintf(what, sizeof(what), "malloc(%zu): usable %zu out of range", n, u);
-			row(0, "malloc_usable_size", what);
-		}
-		free(p);
+		if (!p || malloc_usable_size(p) != n)
+			ok = 0;
+		/* Grown in place or moved, shrunk: the size asked for each time. */
+		q = p ? realloc(p, n + n / 8 + 1) : NULL;
+		if (!q || malloc_usable_size(q) != n + n / 8 + 1)
+			ok = 0;
+		p = q ? q : p;
+		q = realloc(p, n / 2 + 1);
+		if (!q || malloc_usable_size(q) != n / 2 + 1)
+			ok = 0;
+		free(q ? q : p);
 	}
-	row(1, "malloc_usable_size", "within [size, size * 4/3 + 96] for 1..200000");
+	row(ok, "malloc_usable_size",
+	    "the size asked for, as compiler-rt's, through realloc too (1..400000)");
+}
+
+static int by_address(const void *x, const void *y)
+{
+	uintptr_t a = *(const uintptr_t *)x, b = *(const uintptr_t *)y;
+
+	return a < b ? -1 : a > b;
 }
 
 /* The profiler's invariant: no two objects share a 64-byte granule. */
 static void test_layout(void)
 {
+	uintptr_t at[500][2];	/* start, size */
 	void *p[500];
 	int ok = 1;
 
@@ -295,13 +309,18 @@ static void test_layout(void)
 		size_t n = (size_t)(i * 37 % 3000) + 1;
 
 		p[i] = malloc(n);
-		if (((uintptr_t)p[i] & 63) != 32 ||
-		    (malloc_usable_size(p[i]) + 32) % 64 != 0)
+		at[i][0] = (uintptr_t)p[i];
+		at[i][1] = n;
+		if (!p[i] || ((uintptr_t)p[i] & 63) != 32)
 			ok = 0;
 	}
+	qsort(at, 500, sizeof(at[0]), by_address);
+	for (int i = 1; i < 500; i++)
+		if ((at[i - 1][0] + at[i - 1][1] - 1) >> 6 >= at[i][0] >> 6)
+			ok = 0;
 	for (int i = 0; i < 500; i++)
 		free(p[i]);
-	row(ok, "layout", "malloc results are 32 mod 64 and blocks end on a granule");
+	row(ok, "layout", "malloc results are 32 mod 64, no two in one 64-byte granule");
 }
 
 int main(void)
