@@ -113,14 +113,17 @@ fail:
 /*
  * Say so when the comparison can hardly mean anything: an LLVM indexed
  * profile against one of ours or a raw one by line or column (LLVM keeps
- * each frame's line as an offset in its function, and no file name), or
+ * each frame's line as an offset in its function, and no file name),
+ * two builds whose files differ by a leading directory (fewer than half
+ * the contexts matched: the --prefix-map that would match them), or
  * two sides with contexts of which none match.  Reports are not changed:
  * a 0 % overlap may be the truth.
  */
 static void warn_unmatched(const struct cmp *c, const char *path[2],
 			   enum cmp_match m)
 {
-	size_t matched = 0;
+	struct cmp_prefix_hint h;
+	size_t matched = 0, fewer;
 	bool llvm[2];
 
 	for (int i = 0; i < 2; i++)
@@ -136,6 +139,18 @@ static void warn_unmatched(const struct cmp *c, const char *path[2],
 	}
 	for (size_t i = 0; i < c->n; i++)
 		matched += c->e[i].present[CMP_BASE] && c->e[i].present[CMP_TEST];
+	fewer = c->contexts[CMP_BASE] < c->contexts[CMP_TEST]
+		? c->contexts[CMP_BASE] : c->contexts[CMP_TEST];
+	if (m != CMP_MATCH_FUNCTION && matched < (fewer + 1) / 2 &&
+	    cmp_prefix_hint(c, &h)) {
+		cli_warning(NULL, "%zu of %zu contexts of '%s' match one of "
+			    "'%s' by %s: their files differ by a leading part "
+			    "(%s, %s); --prefix-map=%s=%s matches them", matched,
+			    c->contexts[CMP_BASE], path[0], path[1],
+			    cmp_match_name(m), h.base_file, h.test_file, h.old,
+			    h.new);
+		return;
+	}
 	if (!matched && c->contexts[CMP_BASE] && c->contexts[CMP_TEST])
 		cli_warning(NULL, "no context of '%s' matches one of '%s' by %s: "
 			    "%s", path[0], path[1], cmp_match_name(m),
@@ -207,6 +222,27 @@ static const char *lacking(struct view *const sides[2], enum mib_field f)
 			if (!(sides[s]->inputs[i].mib_mask >> f & 1))
 				return sides[s]->inputs[i].path;
 	return NULL;
+}
+
+/*
+ * A side with no access count at all (a profile of code not
+ * instrumented, as under libmemprof_preload.so) against one with: its
+ * contexts' hot and cold classes, decided by accesses per byte, and its
+ * TotalAccessCount read as changes.  Said, not changed.
+ */
+static void warn_no_accesses(const struct cmp *c, struct view *const sides[2],
+			     const char *path[2])
+{
+	/* An input without the field at all has had its note already. */
+	if (lacking(sides, MIB_TotalAccessCount))
+		return;
+	for (int s = 0; s < 2; s++)
+		if (c->contexts[s] && !c->total[s][MIB_TotalAccessCount] &&
+		    c->total[!s][MIB_TotalAccessCount])
+			cli_warning(path[s], "holds no access counts (a profile "
+				    "of code not instrumented?): its hot and "
+				    "cold classes and TotalAccessCount do not "
+				    "compare with those of '%s'", path[!s]);
 }
 
 /*
@@ -327,6 +363,7 @@ int cmp_cli_run(struct cmp_cli *co, const struct cli_command *cmd,
 		goto out;
 	}
 	warn_unmatched(&c, paths, co->ro.match);
+	warn_no_accesses(&c, sides, paths);
 	/* The matching looked at every distinct frame of both sides (of
 	 * one function's contexts with --function: no word then). */
 	if (!co->ro.function)

@@ -678,6 +678,177 @@ void cmp_release(struct cmp *c)
 	memset(c, 0, sizeof(*c));
 }
 
+/* ------------------------------------------------------ prefix hint */
+
+/* Bounds on the work, whatever the inputs: contexts and files looked
+ * at per side, file pairs weighed, distinct leading parts kept. */
+#define HINT_CONTEXTS 256
+#define HINT_FILES 4096
+#define HINT_PAIRS 65536
+#define HINT_VOTES 64
+
+static int by_string(const void *x, const void *y)
+{
+	return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+static const char *last_part(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static int by_last_part(const void *x, const void *y)
+{
+	return strcmp(last_part(*(const char *const *)x),
+		      last_part(*(const char *const *)y));
+}
+
+/*
+ * The distinct files of the frames of up to HINT_CONTEXTS entries present
+ * on side S alone, sorted, into a malloc'd *OUT (*N of them).
+ */
+static enum mp_errcode side_files(const struct cmp *c, int s,
+				  const char ***out, size_t *n)
+{
+	struct view_scratch scratch = { 0 };
+	const char **files = NULL;
+	size_t nfiles = 0, afiles = 0, taken = 0;
+	enum mp_errcode rc = MP_OK;
+
+	for (size_t i = 0; i < c->n && taken < HINT_CONTEXTS && !rc; i++) {
+		const struct cmp_entry *e = &c->e[i];
+		const struct mp_frame *frames;
+		const uint32_t *entries;
+		struct mp_err err = { 0 };
+		uint32_t nf;
+
+		if (!e->present[s] || e->present[!s])
+			continue;
+		taken++;
+		if (view_frames_scratch(c->views[s], e->ctx, &scratch, &frames,
+					&entries, &nf, &err))
+			continue;	/* a stack not readable: no hint from it */
+		for (uint32_t k = 0; k < nf && nfiles < HINT_FILES; k++) {
+			const char *f = frames[k].file;
+
+			if (!f || !*f || (nfiles && files[nfiles - 1] == f))
+				continue;
+			if (!MP_GROW(files, afiles, nfiles + 1)) {
+				rc = MP_E_NOMEM;
+				break;
+			}
+			files[nfiles++] = f;
+		}
+	}
+	view_scratch_release(&scratch);
+	if (rc) {
+		free(files);
+		return rc;
+	}
+	if (nfiles)
+		qsort(files, nfiles, sizeof(*files), by_string);
+	*n = 0;
+	for (size_t i = 0; i < nfiles; i++)
+		if (!*n || strcmp(files[*n - 1], files[i]))
+			files[(*n)++] = files[i];
+	*out = files;
+	return MP_OK;
+}
+
+/* The lengths of T's and B's leading parts before their longest common
+ * tail that starts at a '/'; false when they have none, or share it all. */
+static bool split_tail(const char *t, const char *b, size_t *lt, size_t *lb)
+{
+	size_t i = strlen(t), j = strlen(b);
+
+	while (i && j && t[i - 1] == b[j - 1])
+		i--, j--;
+	/* The tail must begin at a separator both share. */
+	while (t[i] && t[i] != '/')
+		i++, j++;
+	if (!t[i] || !i || !j)
+		return false;
+	*lt = i;
+	*lb = j;
+	return true;
+}
+
+bool cmp_prefix_hint(const struct cmp *c, struct cmp_prefix_hint *h)
+{
+	struct vote {
+		const char *t, *b;	/* the first pair of files to show it */
+		size_t lt, lb;
+		uint32_t n;
+	} *votes = NULL, *best = NULL;
+	size_t nvotes = 0, avotes = 0, nt = 0, nb = 0, pairs = 0;
+	const char **tf = NULL, **bf = NULL, **bl = NULL;
+	bool ok = false;
+
+	memset(h, 0, sizeof(*h));
+	if (side_files(c, CMP_TEST, &tf, &nt) ||
+	    side_files(c, CMP_BASE, &bf, &nb) || !nt || !nb ||
+	    !(bl = malloc(nb * sizeof(*bl))))
+		goto out;
+	/* Base's files again, by last component. */
+	memcpy(bl, bf, nb * sizeof(*bl));
+	qsort(bl, nb, sizeof(*bl), by_last_part);
+	for (size_t i = 0; i < nt && pairs < HINT_PAIRS; i++) {
+		size_t lo = 0, hi = nb;
+
+		if (bsearch(&tf[i], bf, nb, sizeof(*bf), by_string))
+			continue;	/* the same file on both sides */
+		while (lo < hi) {	/* the first of bl not before tf[i] */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (by_last_part(&bl[mid], &tf[i]) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (size_t j = lo; j < nb && pairs < HINT_PAIRS &&
+				    !by_last_part(&bl[j], &tf[i]); j++) {
+			size_t lt, lb, v;
+
+			pairs++;
+			if (!split_tail(tf[i], bl[j], &lt, &lb))
+				continue;
+			for (v = 0; v < nvotes; v++)
+				if (votes[v].lt == lt && votes[v].lb == lb &&
+				    !strncmp(votes[v].t, tf[i], lt) &&
+				    !strncmp(votes[v].b, bl[j], lb))
+					break;
+			if (v == nvotes) {
+				if (nvotes == HINT_VOTES)
+					continue;
+				if (!MP_GROW(votes, avotes, nvotes + 1))
+					goto out;
+				votes[nvotes++] = (struct vote){ tf[i], bl[j],
+								 lt, lb, 0 };
+			}
+			votes[v].n++;
+		}
+	}
+	for (size_t v = 0; v < nvotes; v++)
+		if (!best || votes[v].n > best->n)
+			best = &votes[v];
+	if (best && best->lt < sizeof(h->old) && best->lb < sizeof(h->new)) {
+		memcpy(h->old, best->t, best->lt);
+		memcpy(h->new, best->b, best->lb);
+		h->test_file = best->t;
+		h->base_file = best->b;
+		h->pairs = best->n;
+		ok = true;
+	}
+out:
+	free(votes);
+	free(tf);
+	free(bf);
+	free(bl);
+	return ok;
+}
+
 struct view *cmp_entry_view(const struct cmp *c, const struct cmp_entry *e)
 {
 	/* An entry is made by the first side that has its key. */

@@ -153,6 +153,25 @@ struct cmp_matching {
 };
 void cmp_matching(const struct cmp *c, struct cmp_matching *m);
 
+/*
+ * Two builds of one program made in different directories match little
+ * by line or column: their frames' files differ by a leading part.  The
+ * likeliest such part of each side, from the files of up to 256 contexts
+ * of each side that found no partner: every file of test's not among
+ * base's against base's files of the same last component, each pair's
+ * leading parts once their longest common tail (from a '/') is cut off,
+ * the pair seen most often: into H, test's part as OLD and base's as
+ * NEW (what --prefix-map=OLD=NEW takes), with one pair of files that
+ * shows it (strings of the views).  False when there is none (no such
+ * pair, a part empty or too long for H) or when memory runs out.
+ */
+struct cmp_prefix_hint {
+	char old[256], new[256];
+	const char *test_file, *base_file;
+	uint32_t pairs;			/* file pairs that agree on it */
+};
+bool cmp_prefix_hint(const struct cmp *c, struct cmp_prefix_hint *h);
+
 /* E's class on each side (notcold where absent); true if both sides have
  * it and the classes differ. */
 bool cmp_flips(const struct cmp_entry *e, const struct mib_thresholds *t,

@@ -268,7 +268,8 @@ if command -v clang++-19 >/dev/null && mkdir -p "$ws/a" "$ws/b" &&
 	# shellcheck disable=SC2086
 	"$MD" merge --no-progress -o "$tmp/mb.memprof" $WB --prefix-map="$ws/b=/src" "$pb" 2>/dev/null
 	"$MD" diff --format=json "$tmp/ma.memprof" "$tmp/mb.memprof" >"$tmp/d.json" 2>/dev/null
-	"$MD" diff --format=json "$tmp/pa.memprof" "$tmp/pb.memprof" >"$tmp/d0.json" 2>/dev/null
+	"$MD" diff --format=json "$tmp/pa.memprof" "$tmp/pb.memprof" >"$tmp/d0.json" 2>"$tmp/d0.err"
+	"$MD" overlap "$tmp/pa.memprof" "$tmp/pb.memprof" >/dev/null 2>"$tmp/o0.err"
 	# diff and overlap map paths for their matching only.
 	"$MD" diff --format=json --prefix-map="$ws/a=/src" --prefix-map="$ws/b=/src" \
 		"$tmp/pa.memprof" "$tmp/pb.memprof" >"$tmp/d1.json" 2>/dev/null
@@ -307,6 +308,20 @@ print(" ".join("%(common)d/%(base_only)d/%(test_only)d" % json.load(open(p))["ma
 		ok "--prefix-map folds two build directories' frames ($n2 contexts apart, $nm mapped, as one build's $n1), raw or indexed inputs alike; diff matches all $n1 (common/base only/test only: $m_merged, unmapped $m_none, mapped by diff itself $m_diff), overlap $ov (unmapped $ov0); --format=llvm unchanged"
 	else
 		notok "--prefix-map: one '$one' two '$two' mapped '$mapped' files '$files' matched '$matched' overlap '$ov' '$ov0' $(cmp "$tmp/mab.memprof" "$tmp/iab.memprof") $(cmp "$tmp/l0.profdata" "$tmp/l1.profdata")"
+	fi
+	# Unmapped, diff and overlap say which map would match the two.
+	hint="${m_none%%/*} of $n1 contexts of '$tmp/pa.memprof' match one of '$tmp/pb.memprof' by column: their files differ by a leading part ($ws/a/t.cc, $ws/b/t.cc); --prefix-map=$ws/b=$ws/a matches them"
+	"$MD" diff --format=json --prefix-map="$ws/b=$ws/a" "$tmp/pa.memprof" "$tmp/pb.memprof" \
+		>"$tmp/d2.json" 2>"$tmp/d2.err"
+	m_hint=$(python3 -c '
+import json, sys
+print("%(common)d/%(base_only)d/%(test_only)d" % json.load(open(sys.argv[1]))["matching"]["contexts"])' "$tmp/d2.json" 2>&1)
+	if grep -qF "memprof-data: warning: $hint" "$tmp/d0.err" &&
+	   grep -qF "memprof-data: warning: $hint" "$tmp/o0.err" &&
+	   [ "$m_hint" = "$n1/0/0" ] && [ ! -s "$tmp/d2.err" ]; then
+		ok "two build directories unmapped: diff and overlap name the --prefix-map that matches them, which then matches all $n1"
+	else
+		notok "prefix hint: unmapped $m_none, with the hint's map $m_hint; $(cat "$tmp/d0.err" "$tmp/o0.err" "$tmp/d2.err")"
 	fi
 	"$MD" merge --no-progress -o "$tmp/x.memprof" --prefix-map==/x "$pa" 2>"$tmp/err"; r=$?
 	if [ $r -eq 2 ] && grep -q "prefix-map wants OLD=NEW with OLD not empty, not '=/x'" "$tmp/err" &&

@@ -256,6 +256,29 @@ else
 	notok "no $PRELOAD beside the command (make builds it)"
 fi
 
+# That preloaded run (no access counts: the code is not instrumented)
+# against an instrumented run of the same source: diff and overlap say
+# that its hot and cold classes do not compare; two instrumented runs
+# hear nothing of it.
+if [ -f "$PRELOAD" ] && command -v clang-19 >/dev/null &&
+   clang-19 -g -O1 -fno-omit-frame-pointer -fmemory-profile pl.c -o pli 2>plerr &&
+   MEMPROF_OPTIONS=log_path="$tmp/pli.prof" ./pli 2>>plerr; then
+	pl=$(ls pl.prof.*) pli=$(ls pli.prof.*)
+	"$MD" diff --binary=pl --binary=pli "$pli" "$pl" >/dev/null 2>plerr; r=$?
+	"$MD" overlap --binary=pl --binary=pli "$pl" "$pli" >/dev/null 2>plerr2
+	"$MD" diff --binary=pli "$pli" "$pli" >/dev/null 2>plerr3
+	say="holds no access counts (a profile of code not instrumented?): its hot and cold classes and TotalAccessCount do not compare with those of"
+	if [ $r -eq 0 ] && grep -qF "memprof-data: warning: '$pl': $say '$pli'" plerr &&
+	   grep -qF "memprof-data: warning: '$pl': $say '$pli'" plerr2 &&
+	   ! grep -q "access counts" plerr3; then
+		ok "diff and overlap of a preloaded run against an instrumented one say the first has no access counts"
+	else
+		notok "no access counts: exit $r $(cat plerr plerr2 plerr3)"
+	fi
+else
+	notok "could not build and run pl.c instrumented: $(cat plerr)"
+fi
+
 # Issue 17, item 6: show --function takes demangled names, with or without
 # parameters, and suggests the closest names when none matches.
 "$MD" merge --no-progress -o cx.memprof --binary="$FX/cxx.pie" "$FX/cxx.v4.profraw" 2>/dev/null
