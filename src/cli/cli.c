@@ -1,6 +1,7 @@
 /* The helpers every subcommand shares; the only code that prints errors. */
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -136,6 +137,21 @@ int cli_finish_stdout(int rc)
 		return rc ? rc : EXIT_ERROR;
 	}
 	return rc;
+}
+
+bool cli_shallow(uint32_t deepest, uint64_t contexts)
+{
+	return contexts >= 16 && deepest && deepest <= 4;
+}
+
+void cli_note_shallow(const char *path, uint32_t deepest, uint64_t contexts)
+{
+	cli_note(path, "no stack deeper than %" PRIu32 " address%s in its "
+		 "%" PRIu64 " contexts: a program built without frame pointers, "
+		 "which the runtime follows? (build it with "
+		 "-fno-omit-frame-pointer, or run it with "
+		 "MEMPROF_OPTIONS=fast_unwind_on_malloc=0)", deepest,
+		 deepest == 1 ? "" : "es", contexts);
 }
 
 int cli_prefix_map_option(const struct cli_command *cmd,

@@ -64,6 +64,15 @@ int cli_prefix_map_option(const struct cli_command *cmd,
 int cli_finish_stdout(int rc);
 
 /*
+ * A raw input of at least 16 contexts whose stacks are none deeper than
+ * 4 addresses (DEEPEST, CONTEXTS): what a runtime that follows frame
+ * pointers (compiler-rt's by default, ours) gives of a program built
+ * without them.  cli_note_shallow() says so, naming PATH.
+ */
+bool cli_shallow(uint32_t deepest, uint64_t contexts);
+void cli_note_shallow(const char *path, uint32_t deepest, uint64_t contexts);
+
+/*
  * The options every symbolizing command shares: --binary (repeatable),
  * --debug-dir (repeatable), --strict and --keep-runtime.  Their
  * getopt_long entries use the codes below; cli_sym_option() takes one.

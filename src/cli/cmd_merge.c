@@ -223,6 +223,7 @@ struct progress {
 	uint64_t unresolved_more;	/* their frames, but the first's */
 	size_t others;		/* inputs with merge_result's other_program */
 	size_t others_skipped;	/* inputs skipped: a binary does not match */
+	size_t shallow;		/* raw inputs of stacks a few addresses deep */
 };
 
 static double now(void)
@@ -287,6 +288,13 @@ static void report(void *arg, const struct merge_result *r)
 		cli_warning(r->path, "a profile of another program than the "
 			    "first --binary's (build id %s, which no binary "
 			    "here has): its own frames stay unsymbolized", bid);
+	}
+	/* Named once, as the next: a fleet repeats it. */
+	if (r->rc == MP_OK && cli_shallow(r->deepest, r->records) &&
+	    !p->shallow++) {
+		if (p->shown > 0)
+			fputc('\n', stderr);
+		cli_note_shallow(r->path, r->deepest, r->records);
 	}
 	/* Named once: a fleet's shards would repeat it a thousand times. */
 	if (r->rc == MP_OK && r->unclassed && !p->unclassed++) {
@@ -727,6 +735,9 @@ int cmd_merge(int argc, char **argv)
 		cli_note(NULL, "%zu more input%s merged from several runs without "
 			 "--keep-types", prog.unclassed - 1,
 			 prog.unclassed == 2 ? "" : "s");
+	if (prog.shallow > 1)
+		cli_note(NULL, "%zu more input%s of stacks as shallow",
+			 prog.shallow - 1, prog.shallow == 2 ? "" : "s");
 	if (m.cut)
 		cli_note(NULL, "%" PRIu64 " raw stack%s cut at a PC in no segment "
 			 "(garbage past code without frame pointers; "

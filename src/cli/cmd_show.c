@@ -3,6 +3,7 @@
  */
 #include <getopt.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 #include "emit.h"
@@ -62,6 +63,25 @@ static void help(void)
 	       "standard input.\nWith --binary, raw stacks are symbolized.  "
 	       "Exit status: 0 ok, 1 error, 2 usage.\n",
 	       cli_cmd_show.synopsis);
+}
+
+/* The first raw input whose stacks stop a few addresses deep, named;
+ * the others counted (as merge does). */
+static void note_shallow(const struct view *v)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < v->ninputs; i++) {
+		const struct view_input *in = &v->inputs[i];
+
+		if (strcmp(in->kind, "raw") ||
+		    !cli_shallow(in->deepest, in->ncontexts) || n++)
+			continue;
+		cli_note_shallow(in->path, in->deepest, in->ncontexts);
+	}
+	if (n > 1)
+		cli_note(NULL, "%zu more input%s of stacks as shallow", n - 1,
+			 n == 2 ? "" : "s");
 }
 
 int cmd_show(int argc, char **argv)
@@ -194,6 +214,7 @@ int cmd_show(int argc, char **argv)
 			goto out;
 		}
 	}
+	note_shallow(&v);
 	if (v.nraws || v.nllvm) {
 		if (view_symbolize(&v, &sym, cli_sym_stack_flags(&so), &sstats,
 				   &err)) {

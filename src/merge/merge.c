@@ -111,6 +111,9 @@ struct scratch {
 	bool other;
 	uint8_t other_bid[RAW_BUILD_ID_MAX];
 	uint32_t other_bid_size;
+	/* The input's records, and the most addresses of one's stack. */
+	uint64_t records;
+	uint32_t deepest;
 };
 
 static void scratch_release(struct scratch *s)
@@ -738,6 +741,9 @@ static enum mp_errcode fold_record(void *arg, const struct raw_record *r,
 	struct scratch *s = w->s;
 	enum mp_errcode rc;
 
+	s->records++;
+	if (r->npcs > s->deepest)
+		s->deepest = r->npcs;
 	if (!w->ready) {
 		if ((rc = setup_raw(w->m, s, w->rf, err))) {
 			w->ready = !input_fault(w->m, rc);
@@ -767,6 +773,8 @@ static enum mp_errcode fold_raw(struct merge *m, struct scratch *s,
 
 	*decoded = false;
 	s->nbatch = s->nbatch_keys = 0;
+	s->records = 0;
+	s->deepest = 0;
 	rc = raw_walk(rf, data, size, fold_record, &w, &walked, err);
 	if (rc) {
 		*decoded = w.ready;
@@ -782,6 +790,9 @@ static enum mp_errcode fold_raw(struct merge *m, struct scratch *s,
 	for (size_t i = 0; !walked && i < rf->ncontexts; i++) {
 		const struct raw_context *c = &rf->contexts[i];
 
+		s->records++;
+		if (c->npcs > s->deepest)
+			s->deepest = c->npcs;
 		rc = fold_pcs(m, s, rf, c->profile, c->pcs, false, c->npcs,
 			      &c->mib, c->hist, c->nhist, c->samp, c->nsamp,
 			      weight, err);
@@ -1337,6 +1348,8 @@ struct job {
 	bool other_program;	/* likewise, with other_bid */
 	uint8_t other_bid[RAW_BUILD_ID_MAX];
 	uint32_t other_bid_size;
+	uint64_t records;	/* likewise */
+	uint32_t deepest;
 };
 
 /*
@@ -1651,6 +1664,8 @@ static void run_input(struct merge *m, struct scratch *s,
 		j->rc = fold_raw(m, s, buf->data, buf->size, in->weight, &decoded,
 				 &j->err);
 		j->fatal = j->rc != MP_OK && decoded;
+		j->records = s->records;
+		j->deepest = s->deepest;
 		if ((j->other_program = j->rc == MP_OK && s->other)) {
 			memcpy(j->other_bid, s->other_bid, sizeof(j->other_bid));
 			j->other_bid_size = s->other_bid_size;
@@ -1845,6 +1860,8 @@ static enum mp_errcode account(struct merge *m, const struct merge_input *in,
 	r.other_program = j->other_program;
 	memcpy(r.other_bid, j->other_bid, sizeof(r.other_bid));
 	r.other_bid_size = j->other_bid_size;
+	r.records = j->records;
+	r.deepest = j->deepest;
 	if (j->rc == MP_OK) {
 		m->good++;
 		if (j->raw) {

@@ -96,6 +96,11 @@ struct merge_result {
 	bool other_program;
 	uint8_t other_bid[RAW_BUILD_ID_MAX];
 	uint32_t other_bid_size;
+	/* A raw input's records (contexts of each of its profiles), and the
+	 * most addresses of one's stack: a runtime following frame pointers
+	 * through code built without them gives stacks of a few. */
+	uint64_t records;
+	uint32_t deepest;
 };
 
 typedef void merge_report_fn(void *arg, const struct merge_result *r);

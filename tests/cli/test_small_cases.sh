@@ -342,3 +342,46 @@ then
 else
 	notok "show --frame-table"
 fi
+
+# A program built without frame pointers under compiler-rt's runtime,
+# whose unwinder follows them: every stack stops at its first frame or
+# two.  show and merge say so, once, and how to get whole stacks; the
+# same program built with frame pointers hears nothing of it.
+if command -v clang-19 >/dev/null; then
+	cat >shallow.c <<'C'
+#include <stdlib.h>
+void *volatile sink;
+/* 20 allocation sites, each 3 calls below main. */
+#define SITE(k) __attribute__((noinline)) void a##k(int i) { sink = malloc(16 + i + k); free(sink); } \
+	__attribute__((noinline)) void b##k(int i) { a##k(i); a##k(i + 1); } \
+	__attribute__((noinline)) void c##k(int i) { b##k(i); b##k(i + 2); }
+#define CALL(k) c##k(k);
+#define X20(m) m(0) m(1) m(2) m(3) m(4) m(5) m(6) m(7) m(8) m(9) \
+	m(10) m(11) m(12) m(13) m(14) m(15) m(16) m(17) m(18) m(19)
+X20(SITE)
+int main(void) { X20(CALL) return 0; }
+C
+	if clang-19 -g -O2 -fomit-frame-pointer -fmemory-profile shallow.c -o shnofp 2>sherr &&
+	   clang-19 -g -O2 -fno-omit-frame-pointer -fmemory-profile shallow.c -o shfp 2>>sherr &&
+	   MEMPROF_OPTIONS=log_path="$tmp/shnofp.prof" ./shnofp 2>>sherr &&
+	   MEMPROF_OPTIONS=log_path="$tmp/shnofp2.prof" ./shnofp 2>>sherr &&
+	   MEMPROF_OPTIONS=log_path="$tmp/shfp.prof" ./shfp 2>>sherr; then
+		a=$(ls shnofp.prof.*) b=$(ls shnofp2.prof.*) c=$(ls shfp.prof.*)
+		"$MD" show --binary=shnofp "$a" >/dev/null 2>sh1
+		"$MD" merge --no-progress -o sh.memprof --binary=shnofp "$a" "$b" 2>sh2
+		"$MD" show --binary=shfp "$c" >/dev/null 2>sh3
+		"$MD" merge --no-progress -o shfp.memprof --binary=shfp "$c" 2>>sh3
+		n=$("$MD" show --format=json "$a" 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)["inputs"][0]["deepest_stack"])')
+		say="a program built without frame pointers, which the runtime follows? (build it with -fno-omit-frame-pointer, or run it with MEMPROF_OPTIONS=fast_unwind_on_malloc=0)"
+		if [ "$n" -le 4 ] && grep -qF "memprof-data: note: '$a': no stack deeper than $n address" sh1 &&
+		   grep -qF "$say" sh1 && grep -qF "'$a': no stack deeper" sh2 &&
+		   grep -qF "memprof-data: note: 1 more input of stacks as shallow" sh2 &&
+		   [ "$(grep -c "no stack deeper" sh2)" = 1 ] && ! grep -q "frame pointers" sh3; then
+			ok "stacks $n addresses deep at most (built without frame pointers): show and merge say why, once; built with them, nothing"
+		else
+			notok "shallow stacks ($n): $(cat sh1 sh2 sh3)"
+		fi
+	else
+		notok "could not build and run shallow.c: $(cat sherr)"
+	fi
+fi
