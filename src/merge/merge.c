@@ -114,6 +114,9 @@ struct scratch {
 	/* The input's records, and the most addresses of one's stack. */
 	uint64_t records;
 	uint32_t deepest;
+	/* Its first profile's main segment's build id (size 0: none). */
+	uint8_t main_bid[RAW_BUILD_ID_MAX];
+	uint32_t main_bid_size;
 };
 
 static void scratch_release(struct scratch *s)
@@ -241,6 +244,7 @@ void merge_release(struct merge *m)
 		free((uint8_t *)m->modules[k].build_id);
 	}
 	free(m->modules);
+	free(m->programs);
 	pthread_mutex_destroy(&m->lock);
 	pthread_mutex_destroy(&m->sym_lock);
 	pthread_mutex_destroy(&m->b_lock);
@@ -467,6 +471,16 @@ static enum mp_errcode setup_raw(struct merge *m, struct scratch *s,
 	}
 	if (rc)
 		return rc;
+	s->main_bid_size = 0;
+	if (rf->nprofiles && rf->profiles[0].version >= 3 &&
+	    rf->profiles[0].nsegments) {
+		const struct raw_segment *s0 = &rf->profiles[0].segments[0];
+
+		if (s0->build_id_size <= sizeof(s->main_bid)) {
+			memcpy(s->main_bid, s0->build_id, s0->build_id_size);
+			s->main_bid_size = s0->build_id_size;
+		}
+	}
 	if ((rc = prepare(s, rf)))
 		return mp_fail(err, rc, NULL);
 	s->cur = SIZE_MAX;
@@ -775,6 +789,7 @@ static enum mp_errcode fold_raw(struct merge *m, struct scratch *s,
 	s->nbatch = s->nbatch_keys = 0;
 	s->records = 0;
 	s->deepest = 0;
+	s->main_bid_size = 0;
 	rc = raw_walk(rf, data, size, fold_record, &w, &walked, err);
 	if (rc) {
 		*decoded = w.ready;
@@ -1350,6 +1365,8 @@ struct job {
 	uint32_t other_bid_size;
 	uint64_t records;	/* likewise */
 	uint32_t deepest;
+	uint8_t main_bid[RAW_BUILD_ID_MAX];	/* struct scratch's */
+	uint32_t main_bid_size;
 };
 
 /*
@@ -1666,6 +1683,8 @@ static void run_input(struct merge *m, struct scratch *s,
 		j->fatal = j->rc != MP_OK && decoded;
 		j->records = s->records;
 		j->deepest = s->deepest;
+		memcpy(j->main_bid, s->main_bid, s->main_bid_size);
+		j->main_bid_size = s->main_bid_size;
 		if ((j->other_program = j->rc == MP_OK && s->other)) {
 			memcpy(j->other_bid, s->other_bid, sizeof(j->other_bid));
 			j->other_bid_size = s->other_bid_size;
@@ -1839,6 +1858,38 @@ static void *worker(void *arg)
 }
 
 /*
+ * Count J's main build id among the raw inputs' (merge.programs), for
+ * keep_modules().  At most MAX_PROGRAMS distinct ones are counted: a
+ * fleet of more programs than that names none by it.
+ */
+#define MAX_PROGRAMS 4096
+
+static enum mp_errcode count_program(struct merge *m, const struct job *j)
+{
+	struct merge_program *p;
+	size_t k;
+
+	for (k = 0; k < m->nprograms; k++) {
+		p = &m->programs[k];
+		if (p->build_id_size == j->main_bid_size &&
+		    !memcmp(p->build_id, j->main_bid, j->main_bid_size))
+			break;
+	}
+	if (k == m->nprograms) {
+		if (k == MAX_PROGRAMS)
+			return MP_OK;
+		if (!MP_GROW(m->programs, m->aprograms, k + 1))
+			return MP_E_NOMEM;
+		p = &m->programs[m->nprograms++];
+		memset(p, 0, sizeof(*p));
+		memcpy(p->build_id, j->main_bid, j->main_bid_size);
+		p->build_id_size = j->main_bid_size;
+	}
+	m->programs[k].inputs++;
+	return MP_OK;
+}
+
+/*
  * Account for input I's outcome and tell the caller.  Only a failure to
  * read or decode an input is the input's fault and follows the failure
  * mode; a failure while folding it in (out of memory, a limit of the
@@ -1864,6 +1915,8 @@ static enum mp_errcode account(struct merge *m, const struct merge_input *in,
 	r.deepest = j->deepest;
 	if (j->rc == MP_OK) {
 		m->good++;
+		if (j->raw && j->main_bid_size && count_program(m, j))
+			return mp_fail(err, MP_E_NOMEM, NULL);
 		if (j->raw) {
 			pthread_mutex_lock(&m->b_lock);
 			idx_builder_count_inputs(&m->b, 1);
@@ -1951,10 +2004,33 @@ static uint64_t plan_inputs(const struct merge_input *in, size_t n,
  * any frame had a build id of (a PostgreSQL merge: the C library's debug
  * file, found by build id for the indexed input's unsymbolized frames).
  */
+/* The build id most raw inputs have as their main segment's (ties: the
+ * lesser bytes, so that the order of the inputs does not matter), or
+ * NULL. */
+static const struct merge_program *most_inputs(const struct merge *m)
+{
+	const struct merge_program *best = NULL;
+
+	for (size_t k = 0; k < m->nprograms; k++) {
+		const struct merge_program *p = &m->programs[k];
+
+		if (!best || p->inputs > best->inputs ||
+		    (p->inputs == best->inputs &&
+		     (p->build_id_size < best->build_id_size ||
+		      (p->build_id_size == best->build_id_size &&
+		       memcmp(p->build_id, best->build_id,
+			      p->build_id_size) < 0))))
+			best = p;
+	}
+	return best;
+}
+
 static enum mp_errcode keep_modules(struct merge *m, struct mp_err *err)
 {
+	const struct merge_program *prog = most_inputs(m);
 	struct sym_module_info mi;
 	size_t amodules = 0;
+	int32_t main_binary = -1;
 
 	for (int32_t k = 0; sym_module_info(m->sym, k, &mi); k++) {
 		struct sym_module_info *c;
@@ -1973,12 +2049,20 @@ static enum mp_errcode keep_modules(struct merge *m, struct mp_err *err)
 		if (bid)
 			memcpy(bid, mi.build_id, mi.build_id_size);
 		if (k == sym_main_module(m->sym))
+			main_binary = (int32_t)m->nmodules;
+		if (prog && m->program < 0 &&
+		    mi.build_id_size == prog->build_id_size &&
+		    !memcmp(mi.build_id, prog->build_id, mi.build_id_size))
 			m->program = (int32_t)m->nmodules;
 		c = &m->modules[m->nmodules++];
 		*c = mi;
 		c->path = path;
 		c->build_id = bid;
 	}
+	/* Without raw inputs that say (indexed ones), the first --binary;
+	 * an executable none of the binaries is, none. */
+	if (!prog)
+		m->program = main_binary;
 	return MP_OK;
 }
 

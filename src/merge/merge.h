@@ -152,6 +152,13 @@ struct merge_input {
 struct merge_space;
 struct merge_escape;
 
+/* A build id some raw inputs have as their main segment's, and how many. */
+struct merge_program {
+	uint8_t build_id[RAW_BUILD_ID_MAX];
+	uint32_t build_id_size;
+	uint64_t inputs;
+};
+
 /*
  * A thread's arena, on cache lines of its own: a worker writes its
  * arena's fields at every new entry, tens of thousands of times an
@@ -188,11 +195,15 @@ struct merge {
 	/*
 	 * The modules addresses were looked up in, described as the
 	 * symbolizer had them before its release (their strings the
-	 * merge's), for the exports; PROGRAM the main binary's, or -1.
+	 * merge's), for the exports; PROGRAM the program's, or -1: the
+	 * module of the build id most raw inputs have as their main
+	 * segment (their executable), else the main binary's.
 	 */
 	struct sym_module_info *modules;
 	size_t nmodules;
 	int32_t program;
+	struct merge_program *programs;	/* raw inputs' main build ids */
+	size_t nprograms, aprograms;
 	/* Step 1: raw contexts by stack of location keys. */
 	struct ctab tab;
 	struct merge_arena *arenas;	/* its entries: the main thread's, then

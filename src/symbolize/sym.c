@@ -406,6 +406,20 @@ static char *make_dbgpath(const struct sym_ctx *ctx)
 	return s;
 }
 
+/* Does the file at PATH start with "#!"?  (A build tree's libtool
+ * wrapper stands where the program will be installed.) */
+static bool is_script(const char *path)
+{
+	char head[2];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool script = fd >= 0 && pread(fd, head, 2, 0) == 2 &&
+		      head[0] == '#' && head[1] == '!';
+
+	if (fd >= 0)
+		close(fd);
+	return script;
+}
+
 /* Is entry NAME of directory D a directory to descend into (not a link)? */
 static bool real_dir(DIR *d, const char *name)
 {
@@ -417,11 +431,15 @@ static bool real_dir(DIR *d, const char *name)
 
 /*
  * Add the regular files under directory FD (named PATH) to CTX's
- * --binary-dir files, DEPTH levels down at most; FD is closed.
+ * --binary-dir files, DEPTH levels down at most, and the links to
+ * regular files to LINKS, for after them: a build id is looked up in
+ * the order the files were added, and a file's own name is the one to
+ * show (Graphviz installs neato, fdp and patchwork as links to dot, and
+ * libgvc.so to libgvc.so.6.0.0).  FD is closed.
  */
 static enum mp_errcode add_dir_files(struct sym_ctx *ctx, int fd,
 				     const char *path, int depth,
-				     struct mp_err *err)
+				     struct sym_libs *links, struct mp_err *err)
 {
 	enum mp_errcode rc = MP_OK;
 	struct dirent *e;
@@ -433,7 +451,7 @@ static enum mp_errcode add_dir_files(struct sym_ctx *ctx, int fd,
 			       path, strerror(errno));
 	}
 	while (!rc && (e = readdir(d))) {
-		struct stat st;
+		struct stat st, lst;
 		char *sub;
 		int sfd;
 
@@ -456,12 +474,17 @@ static enum mp_errcode add_dir_files(struct sym_ctx *ctx, int fd,
 			sfd = openat(dirfd(d), e->d_name,
 				     O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 			if (sfd >= 0)
-				rc = add_dir_files(ctx, sfd, sub, depth - 1, err);
-		} else if (ctx->dir_libs.n >= SYM_DIR_FILES) {
+				rc = add_dir_files(ctx, sfd, sub, depth - 1,
+						   links, err);
+		} else if (ctx->dir_libs.n + links->n >= SYM_DIR_FILES) {
 			rc = mp_fail(err, MP_E_TOO_LARGE, "more than %d files "
 				     "under the --binary-dir directories",
 				     SYM_DIR_FILES);
-		} else if (sym_libs_add(&ctx->dir_libs, sub)) {
+		} else if (sym_libs_add(fstatat(dirfd(d), e->d_name, &lst,
+						AT_SYMLINK_NOFOLLOW) == 0 &&
+					S_ISLNK(lst.st_mode) ? links
+							     : &ctx->dir_libs,
+					sub)) {
 			rc = mp_fail(err, MP_E_NOMEM, NULL);
 		}
 	}
@@ -473,11 +496,18 @@ enum mp_errcode sym_add_binary_dir(struct sym_ctx *ctx, const char *dir,
 				   struct mp_err *err)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct sym_libs links = { 0 };
+	enum mp_errcode rc;
 
 	if (fd < 0)
 		return mp_fail(err, MP_E_IO, "cannot open directory: %s",
 			       strerror(errno));
-	return add_dir_files(ctx, fd, dir, SYM_DIR_DEPTH, err);
+	rc = add_dir_files(ctx, fd, dir, SYM_DIR_DEPTH, &links, err);
+	for (size_t i = 0; !rc && i < links.n; i++)
+		if (sym_libs_add(&ctx->dir_libs, links.v[i].path))
+			rc = mp_fail(err, MP_E_NOMEM, NULL);
+	sym_libs_release(&links);
+	return rc;
 }
 
 enum mp_errcode sym_add_debug_dir(struct sym_ctx *ctx, const char *dir,
@@ -927,8 +957,12 @@ static enum mp_errcode module_open(struct sym_ctx *ctx, const char *path,
 	if (!m->mod && zfd >= 0)
 		close(zfd);		/* consumed only on success */
 	if (!m->mod) {
-		rc = mp_fail(err, MP_E_ELF, "not a usable ELF file: %s",
-			     dwfl_errmsg(-1));
+		rc = is_script(path)
+		     ? mp_fail(err, MP_E_ELF, "a script, not an ELF file (a "
+			       "libtool wrapper? the program it runs is in "
+			       ".libs beside it)")
+		     : mp_fail(err, MP_E_ELF, "not a usable ELF file: %s",
+			       dwfl_errmsg(-1));
 		module_free(m);
 		return rc;
 	}

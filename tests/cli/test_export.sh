@@ -139,6 +139,28 @@ if [ "$(cat stripped)" = 1 ] &&
 else
 	notok "pprof of a stripped program: $(cat stripped) [cxx.stripped] rows, mapping $(cat map1)"
 fi
+# The program is the executable the raw profiles were of (their main
+# segment's build id), whatever the order of the --binary options (a
+# helper's check of Graphviz, whose dot maps libraries and plugins, named
+# the first --binary, a library), and found under --binary-dir by its own
+# name, not by one of the links to it (Graphviz installs neato and
+# patchwork as links to dot): the walk takes regular files first.
+mkdir -p bd && cp "$FX/basic.pie" "$FX/libfixture.so" bd/ &&
+	for i in 00 01 02 03 04 05 06 07 08 09 10 11 12 13 14 15 16 17 18 19; do
+		ln -sf basic.pie "bd/link$i"
+	done
+"$MD" merge --no-progress --format=pprof -o o1.pb.gz --binary="$FX/libfixture.so" \
+	--binary="$FX/basic.pie" "$FX/basic.pie.v4.profraw" 2>/dev/null
+"$MD" merge --no-progress --format=pprof -o o2.pb.gz --binary-dir=bd \
+	"$FX/basic.pie.v4.profraw" 2>/dev/null
+"$MD" show --binary-dir=bd "$FX/basic.pie.v4.profraw" 2>/dev/null | grep -c "bd/basic.pie:" >dirname
+o1=$(go tool pprof -top -symbolize=none o1.pb.gz 2>/dev/null | sed -n 1p)
+o2=$(go tool pprof -top -symbolize=none o2.pb.gz 2>/dev/null | sed -n 1p)
+if [ "$o1" = "File: basic.pie" ] && [ "$o2" = "File: basic.pie" ] && [ "$(cat dirname)" = 1 ]; then
+	ok "pprof: the raw profiles' executable is the program, given after a library or found under --binary-dir past 20 links to it"
+else
+	notok "pprof's program: '$o1' (library first), '$o2' (--binary-dir); show named bd/basic.pie $(cat dirname) times"
+fi
 # From an indexed input (a helper's check of PostgreSQL): no raw stack
 # is looked up, and pprof's header named a library found by build id
 # for the indexed file's unsymbolized frames (libstdc++ here, the C

@@ -71,6 +71,19 @@ else
 	notok "--binary=DIR: $(cat err)"
 fi
 
+# --binary= a build tree's libtool wrapper script (a helper's check of
+# Graphviz: the real dot is in cmd/dot/.libs): said, as a script.
+printf '#! /bin/bash\n# dot - temporary wrapper script for .libs/dot\n' >wrapper
+"$MD" show --binary=wrapper "$FX/cxx.v4.profraw" >/dev/null 2>err; r=$?
+"$MD" merge --no-progress -o w.memprof --binary=wrapper "$FX/cxx.v4.profraw" 2>err2; r2=$?
+if [ $r = 1 ] && [ $r2 = 1 ] && [ ! -e w.memprof ] &&
+   grep -qF "memprof-data: 'wrapper': a script, not an ELF file (a libtool wrapper? the program it runs is in .libs beside it)" err &&
+   grep -qF "'wrapper': a script, not an ELF file" err2; then
+	ok "--binary=a libtool wrapper script: said to be a script, exit 1, nothing written"
+else
+	notok "--binary=wrapper script: exit $r $r2 $(cat err err2)"
+fi
+
 # --binary= a copy cut short, its build id still right: an error naming
 # the file, whether --strict or not, and merge writes nothing.
 head -c 1000 "$FX/cxx.pie" >cut.pie
