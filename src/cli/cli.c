@@ -154,6 +154,17 @@ void cli_note_shallow(const char *path, uint32_t deepest, uint64_t contexts)
 		 deepest == 1 ? "" : "es", contexts);
 }
 
+void cli_warn_unmapped(const char *path, const uint8_t *id, uint32_t n)
+{
+	char hex[2 * RAW_BUILD_ID_MAX + 1];
+
+	mp_hex(id, n, hex, sizeof(hex));
+	cli_warning(path, "its build id %s is in no input's memory map, where "
+		    "a build id no binary has is: another build of the file? "
+		    "(libtool relinks a library as it installs it: give the "
+		    "installed one)", hex);
+}
+
 int cli_prefix_map_option(const struct cli_command *cmd,
 			  struct mp_prefix_map *m, const char *arg)
 {

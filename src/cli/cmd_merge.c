@@ -722,6 +722,9 @@ int cmd_merge(int argc, char **argv)
 	}
 	unresolved_note(&prog);
 	cli_sym_unmatched(&so);
+	for (size_t k = 0; k < m.nunmapped; k++)
+		cli_warn_unmapped(m.unmapped[k].path, m.unmapped[k].build_id,
+				  m.unmapped[k].build_id_size);
 	if (prog.others_skipped > 1)
 		cli_warning(NULL, "%zu more input%s skipped for a binary that "
 			    "does not match, as the first (profiles of other "

@@ -84,6 +84,20 @@ static void note_shallow(const struct view *v)
 			 n == 2 ? "" : "s");
 }
 
+/* The binaries given that no raw input maps, while a map had a build id
+ * no binary has: other builds of them? */
+static void unmapped_binaries(const struct view *v, const struct sym_ctx *sym)
+{
+	struct sym_module_info mi;
+
+	if (!sym_binary_missing(sym))
+		return;
+	for (int32_t k = 0; sym_module_info(sym, k, &mi); k++)
+		if (!mi.from_debug_dir && mi.build_id_size &&
+		    !view_maps_build_id(v, mi.build_id, mi.build_id_size))
+			cli_warn_unmapped(mi.path, mi.build_id, mi.build_id_size);
+}
+
 int cmd_show(int argc, char **argv)
 {
 	enum { OPT_FORMAT = OPT__NEXT, OPT_TOP, OPT_SORT, OPT_FUNCTION,
@@ -227,6 +241,7 @@ int cmd_show(int argc, char **argv)
 			opts.sym_stats = &sstats;
 		}
 	}
+	unmapped_binaries(&v, &sym);
 	opts.demangler = demangle ? &dm : NULL;
 	if (report_show(e, &v, &opts, &err)) {
 		/* The input whose stacks could not be expanded, by name. */

@@ -245,6 +245,10 @@ void merge_release(struct merge *m)
 	}
 	free(m->modules);
 	free(m->programs);
+	ht_map_release(&m->mapped);
+	for (size_t k = 0; k < m->nunmapped; k++)
+		free(m->unmapped[k].path);
+	free(m->unmapped);
 	pthread_mutex_destroy(&m->lock);
 	pthread_mutex_destroy(&m->sym_lock);
 	pthread_mutex_destroy(&m->b_lock);
@@ -451,11 +455,37 @@ static bool main_segment_known(struct merge *m, const struct raw_profile *prof)
 	return known;
 }
 
+/* Note the build ids of PROF's memory map in m->mapped. */
+static enum mp_errcode note_mapped(struct merge *m, const struct raw_profile *prof)
+{
+	enum mp_errcode rc = MP_OK;
+	bool added;
+
+	pthread_mutex_lock(&m->lock);
+	for (size_t i = 0; i < prof->nsegments && !rc; i++) {
+		const struct raw_segment *g = &prof->segments[i];
+
+		if (!g->build_id_size)
+			m->unnamed_maps = true;	/* raw v1, v2: no build ids */
+		else if (!ht_map_find_or_add(&m->mapped,
+					     mp_hash_bytes(g->build_id,
+							   g->build_id_size, 7),
+					     &added))
+			rc = MP_E_NOMEM;
+	}
+	pthread_mutex_unlock(&m->lock);
+	return rc;
+}
+
 /* Before folding RF: check its memory maps, size the segment maps. */
 static enum mp_errcode setup_raw(struct merge *m, struct scratch *s,
 				 const struct raw_file *rf, struct mp_err *err)
 {
 	enum mp_errcode rc = MP_OK;
+
+	for (size_t p = 0; p < rf->nprofiles; p++)
+		if (note_mapped(m, &rf->profiles[p]))
+			return mp_fail(err, MP_E_NOMEM, NULL);
 
 	for (size_t p = 0; p < rf->nprofiles && !rc; p++) {
 		if (main_segment_known(m, &rf->profiles[p]))
@@ -1859,8 +1889,9 @@ static void *worker(void *arg)
 
 /*
  * Count J's main build id among the raw inputs' (merge.programs), for
- * keep_modules().  At most MAX_PROGRAMS distinct ones are counted: a
- * fleet of more programs than that names none by it.
+ * keep_modules().  At most MAX_PROGRAMS distinct ones are counted, the
+ * first met: past that many programs in one merge, which one pprof's
+ * header names may depend on the inputs' order.
  */
 #define MAX_PROGRAMS 4096
 
@@ -1917,6 +1948,7 @@ static enum mp_errcode account(struct merge *m, const struct merge_input *in,
 		m->good++;
 		if (j->raw && j->main_bid_size && count_program(m, j))
 			return mp_fail(err, MP_E_NOMEM, NULL);
+		m->indexed += !j->raw;
 		if (j->raw) {
 			pthread_mutex_lock(&m->b_lock);
 			idx_builder_count_inputs(&m->b, 1);
@@ -2025,18 +2057,49 @@ static const struct merge_program *most_inputs(const struct merge *m)
 	return best;
 }
 
+/* MI to m->unmapped (*ALLOC entries allocated). */
+static enum mp_errcode add_unmapped(struct merge *m,
+				    const struct sym_module_info *mi,
+				    size_t *alloc)
+{
+	struct merge_unmapped *u;
+
+	if (!MP_GROW(m->unmapped, *alloc, m->nunmapped + 1))
+		return MP_E_NOMEM;
+	u = &m->unmapped[m->nunmapped];
+	memset(u, 0, sizeof(*u));
+	if (!(u->path = strdup(mi->path)))
+		return MP_E_NOMEM;
+	m->nunmapped++;
+	u->build_id_size = mi->build_id_size < RAW_BUILD_ID_MAX
+			   ? mi->build_id_size : RAW_BUILD_ID_MAX;
+	memcpy(u->build_id, mi->build_id, u->build_id_size);
+	return MP_OK;
+}
+
 static enum mp_errcode keep_modules(struct merge *m, struct mp_err *err)
 {
 	const struct merge_program *prog = most_inputs(m);
+	/* Only then is a --binary no map holds likely another build. */
+	bool missing = !m->indexed && !m->unnamed_maps && m->good &&
+		       sym_binary_missing(m->sym);
 	struct sym_module_info mi;
-	size_t amodules = 0;
+	size_t amodules = 0, aunmapped = 0;
 	int32_t main_binary = -1;
 
 	for (int32_t k = 0; sym_module_info(m->sym, k, &mi); k++) {
 		struct sym_module_info *c;
 		uint8_t *bid = NULL;
+		uint32_t one;
 		char *path;
 
+		/* A binary given that no raw input mapped, where some map
+		 * had a build id no binary has: another build? */
+		if (missing && !mi.from_debug_dir && mi.build_id_size &&
+		    !ht_map_get(&m->mapped, mp_hash_bytes(mi.build_id,
+				mi.build_id_size, 7), &one) &&
+		    add_unmapped(m, &mi, &aunmapped))
+			return mp_fail(err, MP_E_NOMEM, NULL);
 		if (!mi.addrs && (m->nlocs || k != sym_main_module(m->sym)))
 			continue;
 		if (!MP_GROW(m->modules, amodules, m->nmodules + 1) ||

@@ -152,6 +152,13 @@ struct merge_input {
 struct merge_space;
 struct merge_escape;
 
+/* A --binary that no raw input's memory map holds. */
+struct merge_unmapped {
+	char *path;
+	uint8_t build_id[RAW_BUILD_ID_MAX];
+	uint32_t build_id_size;
+};
+
 /* A build id some raw inputs have as their main segment's, and how many. */
 struct merge_program {
 	uint8_t build_id[RAW_BUILD_ID_MAX];
@@ -204,6 +211,18 @@ struct merge {
 	int32_t program;
 	struct merge_program *programs;	/* raw inputs' main build ids */
 	size_t nprograms, aprograms;
+	/*
+	 * Every build id in the raw inputs' memory maps (a hash of it:
+	 * m->lock), and the indexed inputs merged: a --binary none of the
+	 * maps holds is another build of the file (UNMAPPED: their paths,
+	 * known once merge_run() has returned, only when every input was
+	 * raw with build ids).
+	 */
+	struct ht_map mapped;
+	bool unnamed_maps;		/* a segment had no build id */
+	size_t indexed;
+	struct merge_unmapped *unmapped;
+	size_t nunmapped;
 	/* Step 1: raw contexts by stack of location keys. */
 	struct ctab tab;
 	struct merge_arena *arenas;	/* its entries: the main thread's, then

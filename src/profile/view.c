@@ -524,6 +524,20 @@ static const struct mp_frame *entry_frame(struct view *v,
 	return fr;
 }
 
+bool view_maps_build_id(const struct view *v, const uint8_t *id, uint32_t n)
+{
+	if (v->nraws < v->ninputs)
+		return true;
+	for (size_t i = 0; i < v->nsegments; i++) {
+		const struct raw_segment *g = v->segments[i].seg;
+
+		if (!g->build_id_size ||
+		    (g->build_id_size == n && !memcmp(g->build_id, id, n)))
+			return true;
+	}
+	return false;
+}
+
 const struct mp_frame *view_entry_frame(struct view *v,
 					const struct view_context *c,
 					uint32_t e)

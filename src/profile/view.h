@@ -292,6 +292,14 @@ enum mp_errcode view_stack_scratch(struct view *v,
 				   const uint32_t **entries, uint32_t *n,
 				   struct mp_err *err);
 
+/*
+ * Does a raw input's memory map hold build id ID (N bytes)?  True too
+ * when it cannot tell: an input that is not raw, or a segment without a
+ * build id (raw versions 1 and 2).  A --binary it is false for is
+ * another build of the file.
+ */
+bool view_maps_build_id(const struct view *v, const uint8_t *id, uint32_t n);
+
 /* Stack entry E of indexed context C's file as a frame, built once and
  * kept as long as V.  NULL when out of memory. */
 const struct mp_frame *view_entry_frame(struct view *v,

@@ -3383,6 +3383,14 @@ int32_t sym_main_module(const struct sym_ctx *ctx)
 	return ctx->main;
 }
 
+bool sym_binary_missing(const struct sym_ctx *ctx)
+{
+	for (size_t i = 0; i < ctx->nbids; i++)
+		if (ctx->bids[i].module < 0)
+			return true;
+	return false;
+}
+
 bool sym_module_info(const struct sym_ctx *ctx, int32_t module,
 		     struct sym_module_info *out)
 {

@@ -457,6 +457,10 @@ void sym_open_dwarf(struct sym_module *m);
 /* The main binary's module: the first binary added, or -1. */
 int32_t sym_main_module(const struct sym_ctx *ctx);
 
+/* Was a build id met (in a memory map, a stack) that no binary, given
+ * or found, has? */
+bool sym_binary_missing(const struct sym_ctx *ctx);
+
 /* Describe module MODULE; false if there is no such module. */
 bool sym_module_info(const struct sym_ctx *ctx, int32_t module,
 		     struct sym_module_info *out);

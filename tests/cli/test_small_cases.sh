@@ -71,6 +71,30 @@ else
 	notok "--binary=DIR: $(cat err)"
 fi
 
+# --binary= another build of a library the profile maps (a helper's
+# check of Graphviz: libtool relinks libraries as it installs them, and
+# the build tree's copy has another build id): show and merge name the
+# file; with the right build given too, or no segment left without a
+# binary, nothing.
+args="--binary=$FX/basic.pie $FX/basic.pie.v4.profraw"
+# shellcheck disable=SC2086
+"$MD" show --binary="$FX/libfixture-clang16.so" $args >/dev/null 2>err; r=$?
+# shellcheck disable=SC2086
+"$MD" merge --no-progress -o ob.memprof --binary="$FX/libfixture-clang16.so" $args 2>err2; r2=$?
+# shellcheck disable=SC2086
+"$MD" show --binary="$FX/libfixture.so" --binary="$FX/libfixture-clang16.so" $args >/dev/null 2>err3
+# shellcheck disable=SC2086
+"$MD" merge --no-progress -o ob2.memprof --binary="$FX/libfixture.so" \
+	--binary="$FX/libfixture-clang16.so" $args 2>>err3
+bid=$(readelf -n "$FX/libfixture-clang16.so" | awk '/Build ID/ { print $3 }')
+say="memprof-data: warning: '$FX/libfixture-clang16.so': its build id $bid is in no input's memory map, where a build id no binary has is: another build of the file?"
+if [ $r = 0 ] && [ $r2 = 0 ] && grep -qF "$say" err && grep -qF "$say" err2 &&
+   ! grep -q "no input's memory map" err3; then
+	ok "--binary= another build of a mapped library: show and merge name it; nothing when every map has its binary"
+else
+	notok "another build's --binary: exit $r $r2 $(cat err err2 err3)"
+fi
+
 # --binary= a build tree's libtool wrapper script (a helper's check of
 # Graphviz: the real dot is in cmd/dot/.libs): said, as a script.
 printf '#! /bin/bash\n# dot - temporary wrapper script for .libs/dot\n' >wrapper
