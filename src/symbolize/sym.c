@@ -480,12 +480,13 @@ static enum mp_errcode add_dir_files(struct sym_ctx *ctx, int fd,
 			rc = mp_fail(err, MP_E_TOO_LARGE, "more than %d files "
 				     "under the --binary-dir directories",
 				     SYM_DIR_FILES);
-		} else if (sym_libs_add(fstatat(dirfd(d), e->d_name, &lst,
-						AT_SYMLINK_NOFOLLOW) == 0 &&
-					S_ISLNK(lst.st_mode) ? links
-							     : &ctx->dir_libs,
-					sub)) {
-			rc = mp_fail(err, MP_E_NOMEM, NULL);
+		} else {
+			bool link = fstatat(dirfd(d), e->d_name, &lst,
+					    AT_SYMLINK_NOFOLLOW) == 0 &&
+				    S_ISLNK(lst.st_mode);
+
+			if (sym_libs_add(link ? links : &ctx->dir_libs, sub))
+				rc = mp_fail(err, MP_E_NOMEM, NULL);
 		}
 	}
 	closedir(d);
