@@ -70,10 +70,11 @@ int cli_finish_stdout(int rc);
  * without them.  cli_note_shallow() says so, naming PATH.
  */
 bool cli_shallow(uint32_t deepest, uint64_t contexts);
+void cli_note_shallow(const char *path, uint32_t deepest, uint64_t contexts);
+
 /* Say that the --binary PATH, of build id ID (N bytes), is in no raw
  * input's memory map, where some build id has no binary. */
 void cli_warn_unmapped(const char *path, const uint8_t *id, uint32_t n);
-void cli_note_shallow(const char *path, uint32_t deepest, uint64_t contexts);
 
 /*
  * The options every symbolizing command shares: --binary (repeatable),
